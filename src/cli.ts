@@ -1,0 +1,25 @@
+#!/usr/bin/env bun
+// The a2a-runtime command line: the only entry that reads the environment and argv, and wires the areas together.
+import { Command } from "commander";
+import { createContext } from "./cli/context.ts";
+import { registerStart } from "./cli/start.ts";
+import { ConfigError } from "./config/index.ts";
+
+const program = new Command()
+  .name("a2a-runtime")
+  .description("Serve agents over A2A 1.0 with every task in Redis.")
+  .option("-c, --config <file>", "configuration file (JSON); default: $A2A_CONFIG")
+  .showHelpAfterError();
+
+const context = createContext(process.env, () => program.opts<{ config?: string }>().config);
+registerStart(program, context);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+  throw error;
+}

@@ -1,0 +1,45 @@
+// What every command gets: the loaded configuration, a logger, a Redis connection, the environment as given.
+// Only the entry (src/cli.ts) builds it; commands never read process.env themselves.
+import { Redis } from "ioredis";
+import { type Config, loadConfig } from "../config/index.ts";
+import { createLogger, type Logger } from "../log.ts";
+
+export interface CliContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Loads the configuration once (file from --config or A2A_CONFIG, then A2A_* variables); throws ConfigError. */
+  config(): Config;
+  logger(name: string): Logger;
+  /** A new Redis connection to the configured server; the caller closes it. */
+  redis(name: string): Redis;
+  /** Writes a line to standard output (tables, JSON for --json). */
+  print(line: string): void;
+}
+
+export function createContext(
+  env: Record<string, string | undefined>,
+  configFile: () => string | undefined,
+): CliContext {
+  let loaded: Config | undefined;
+  const context: CliContext = {
+    env,
+    config() {
+      if (!loaded) {
+        const file = configFile();
+        loaded = loadConfig(file === undefined ? { env } : { env, file });
+      }
+      return loaded;
+    },
+    logger(name) {
+      return createLogger(name, context.config().log.level);
+    },
+    redis(name) {
+      const redis = new Redis(context.config().redis.url, { connectionName: `a2a-${name}`, maxRetriesPerRequest: 2 });
+      redis.on("error", () => {});
+      return redis;
+    },
+    print(line) {
+      process.stdout.write(`${line}\n`);
+    },
+  };
+  return context;
+}

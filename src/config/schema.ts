@@ -1,0 +1,349 @@
+// The configuration's single source of truth: TypeBox schemas with defaults, units and descriptions, plus the
+// values derived from them. Pure data and functions: reads no file and no environment (load.ts does that).
+import { type Static, Type } from "@sinclair/typebox";
+
+/** An integer setting (seconds, bytes or a count; the unit is in the key's name). */
+const integer = (description: string, defaultValue: number, minimum = 1) =>
+  Type.Integer({ minimum, default: defaultValue, description });
+
+const stringList = (description: string) => Type.Array(Type.String({ minLength: 1 }), { default: [], description });
+
+export const ServerSchema = Type.Object(
+  {
+    host: Type.String({ minLength: 1, default: "0.0.0.0", description: "Interface the HTTP server binds to." }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 8080, description: "TCP port of the HTTP server." }),
+    publicUrl: Type.String({
+      default: "",
+      description:
+        "Base URL that agent cards advertise, as clients reach it (through any proxy), e.g. https://agents.example.com. " +
+        "Empty: derived at runtime as http://localhost:<port> (or http://<host>:<port> when host is not a wildcard).",
+    }),
+    blockingWaitSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description:
+        "How long a blocking SendMessage waits for a terminal or interrupted state before it answers HTTP 504 " +
+        "(BLOCKING_DEADLINE_EXCEEDED; the task is untouched). Integer 1..100: a larger value is an error, never clamped. " +
+        "Must be lower than the read timeout of every proxy in front of the gateway.",
+    }),
+    maxWaitingRequests: integer("Blocking SendMessage requests that may wait at once, across all gateways.", 4),
+    streamMaxSeconds: integer("An SSE stream closes after this long; closing never cancels the task.", 300),
+    streamKeepaliveSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 15,
+      default: 15,
+      description: "Longest silence on an SSE stream before a comment line is sent (1..15).",
+    }),
+    streamFrameMaxBytes: integer("Largest single SSE event, in bytes.", 1_048_576),
+    streamBufferMaxBytes: integer(
+      "Bytes one SSE connection may buffer for a slow client; at least streamFrameMaxBytes.",
+      4_194_304,
+    ),
+    maxStreamsPerTask: integer("Open streams on one task, across all gateways.", 8),
+    maxStreamsPerClient: integer("Open streams of one client, across all gateways.", 64),
+    maxStreamsPerInstallation: integer("Open streams in the whole installation, across all gateways.", 10_000),
+    maxBodyBytes: integer("Largest accepted HTTP request body, in bytes.", 1_048_576),
+    idleTimeoutSeconds: Type.Integer({
+      minimum: 0,
+      maximum: 255,
+      default: 0,
+      description:
+        "HTTP connection idle timeout. 0 = derived: max(blockingWaitSeconds, streamKeepaliveSeconds) + 10. " +
+        "When set it must exceed both (Bun's default of 10 s would cut them); Bun allows at most 255.",
+    }),
+  },
+  { additionalProperties: false, default: {}, description: "The HTTP gateway." },
+);
+export type ServerConfig = Static<typeof ServerSchema>;
+
+export const WorkerSchema = Type.Object(
+  {
+    livenessSeconds: integer(
+      "The gateway accepts tasks only while an actor heartbeat or sweep tick is younger than this (else HTTP 503, " +
+        "WORKER_UNAVAILABLE).",
+      120,
+    ),
+    heartbeatSeconds: integer("Interval between actor heartbeats; must be lower than livenessSeconds.", 5),
+    leaseSeconds: integer("A run whose lease is not renewed for this long is reclaimed and retried.", 30),
+    maxAttempts: integer("Executions of one run, the first included, before it fails with a reason.", 3),
+    actors: integer("Actor processes the supervisor (work) starts.", 2),
+    concurrency: integer("Runs one actor executes at once.", 8),
+    drainSeconds: integer("On SIGTERM, how long actors may finish their current runs before they are stopped.", 20, 0),
+    restartIntensity: integer(
+      "Most actor restarts within restartPeriodSeconds; beyond it the supervisor gives up (a crash loop).",
+      5,
+      0,
+    ),
+    restartPeriodSeconds: integer("Window over which restartIntensity counts restarts.", 60),
+    reclaimIntervalSeconds: integer("How often expired run leases are looked for and reclaimed.", 5),
+    sweepBatch: integer("Most items (queued runs, expired leases, retention) one sweep tick handles.", 100),
+  },
+  { additionalProperties: false, default: {}, description: "Actors, the supervisor and sweep." },
+);
+export type WorkerConfig = Static<typeof WorkerSchema>;
+
+export const RedisSchema = Type.Object(
+  {
+    url: Type.String({
+      minLength: 1,
+      default: "redis://127.0.0.1:6379",
+      description: "Redis URL (redis:// or rediss://). REDIS_URL is honoured too; A2A_REDIS_URL wins over it.",
+    }),
+    keyPrefix: Type.String({
+      pattern: ":$",
+      errorMessage: 'must end with ":"',
+      default: "a2a:",
+      description: 'Prefix of every key this installation writes; must end with ":".',
+    }),
+    shards: Type.Integer({
+      minimum: 1,
+      maximum: 1024,
+      default: 1,
+      description: "Hash-tag shards that queues and indices are spread over, for Redis Cluster (1..1024).",
+    }),
+    dedupSeconds: integer("How long a client's messageId is remembered, so a repeat returns the same task.", 86_400),
+  },
+  { additionalProperties: false, default: {}, description: "Where all state lives." },
+);
+export type RedisConfig = Static<typeof RedisSchema>;
+
+export const PushSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true, description: "Whether push notifications are offered and delivered." }),
+    maxConfigsPerTask: integer("Push notification configs one task may hold.", 10),
+    allowHosts: stringList(
+      "Host names webhooks may be sent to; empty = no restriction by name. Comma-separated in env.",
+    ),
+    timeoutSeconds: integer("Timeout of one webhook delivery attempt.", 10),
+    maxAttempts: integer("Delivery attempts of one notification before it is given up.", 8),
+    signingSecrets: stringList(
+      "Secrets that sign webhook requests; the first signs, the rest ease rotation. Comma-separated in env.",
+    ),
+  },
+  { additionalProperties: false, default: {}, description: "Webhooks, sent by workers only." },
+);
+export type PushConfig = Static<typeof PushSchema>;
+
+export const LogLevelSchema = Type.Union(
+  [
+    Type.Literal("trace"),
+    Type.Literal("debug"),
+    Type.Literal("info"),
+    Type.Literal("warn"),
+    Type.Literal("error"),
+    Type.Literal("fatal"),
+    Type.Literal("silent"),
+  ],
+  { default: "info", description: "Least severe level that is logged: trace|debug|info|warn|error|fatal|silent." },
+);
+export type LogLevel = Static<typeof LogLevelSchema>;
+
+export const LogSchema = Type.Object(
+  { level: LogLevelSchema },
+  { additionalProperties: false, default: {}, description: "Logging." },
+);
+export type LogConfig = Static<typeof LogSchema>;
+
+const envVarName = (description: string) =>
+  Type.String({
+    pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+    errorMessage: "must be the name of an environment variable (the key itself never goes in the config)",
+    description,
+  });
+
+export const SkillSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, description: "Skill id in the agent card." }),
+    name: Type.String({ minLength: 1, description: "Human-readable skill name." }),
+    description: Type.String({ minLength: 1, description: "What the skill does, for clients choosing one." }),
+    tags: Type.Array(Type.String(), { default: [], description: "Keywords for the skill." }),
+    examples: Type.Optional(Type.Array(Type.String(), { description: "Example prompts." })),
+  },
+  { additionalProperties: false, description: "The one skill this profile publishes in its agent card." },
+);
+export type Skill = Static<typeof SkillSchema>;
+
+export const LlmSchema = Type.Object(
+  {
+    baseUrl: Type.String({ minLength: 1, description: "OpenAI-compatible API base URL (http or https)." }),
+    model: Type.String({ minLength: 1, description: "Model name sent to the API." }),
+    apiKeyEnv: Type.Optional(envVarName("NAME of the environment variable that holds the API key.")),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: "Sampling temperature (0..2)." })),
+    maxSteps: integer("Most model calls (agent loop steps) in one run.", 8),
+  },
+  { additionalProperties: false, description: "The LLM the handler may call." },
+);
+export type LlmConfig = Static<typeof LlmSchema>;
+
+export const ModerationSchema = Type.Object(
+  {
+    baseUrl: Type.String({ minLength: 1, description: "Moderation API base URL (http or https)." }),
+    model: Type.Optional(Type.String({ minLength: 1, description: "Moderation model name." })),
+    apiKeyEnv: Type.Optional(envVarName("NAME of the environment variable that holds the moderation API key.")),
+    timeoutMs: integer("Timeout of one moderation call, in milliseconds.", 5000),
+  },
+  { additionalProperties: false, description: "Output moderation by an external API." },
+);
+export type ModerationConfig = Static<typeof ModerationSchema>;
+
+export const GuardrailsSchema = Type.Object(
+  {
+    denyPatterns: stringList(
+      'Output that matches one of these is refused. "/body/flags" is a regular expression (e.g. "/secret\\d+/i"; ' +
+        "flags g and y are not allowed); anything else is literal text. Write a literal that looks like /x/ as a regex.",
+    ),
+    personalData: Type.Boolean({ default: false, description: "Refuse output that contains personal data." }),
+    maxLength: integer("Longest allowed output, in characters; 0 = no limit.", 0, 0),
+    moderation: Type.Optional(ModerationSchema),
+    timeoutMs: integer("Time budget of the whole output check, in milliseconds.", 10_000),
+  },
+  { additionalProperties: false, default: {}, description: "Output guardrails." },
+);
+export type GuardrailsConfig = Static<typeof GuardrailsSchema>;
+
+export const FullTextCheckSchema = Type.Union([Type.Literal("auto"), Type.Literal("required"), Type.Literal("off")], {
+  default: "auto",
+  description:
+    "Hold all content back until the whole text passed the output check: required, off, or auto (= required " +
+    "whenever an output guardrail or an outputSchema is configured).",
+});
+export type FullTextCheck = Static<typeof FullTextCheckSchema>;
+
+const jsonSchema = (description: string) => Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description }));
+
+export const ProfileSchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: "^[a-z0-9][a-z0-9-]{0,62}$",
+      description: "Unique profile name: lower-case letters, digits and '-', at most 63 characters.",
+    }),
+    description: Type.String({ minLength: 1, description: "What this agent does (agent card)." }),
+    handler: Type.String({ minLength: 1, description: "Name of a registered domain handler, e.g. echo." }),
+    skill: SkillSchema,
+    inputModes: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      default: ["text/plain"],
+      description: "Media types the profile accepts.",
+    }),
+    outputModes: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      default: ["text/plain"],
+      description: "Media types the profile produces.",
+    }),
+    llm: Type.Optional(LlmSchema),
+    tools: stringList("Tools the handler may call (allow-list)."),
+    resources: stringList("Resources the handler may use (allow-list)."),
+    identity: Type.String({
+      default: "",
+      description: "Execution identity the runs act as; empty = the profile name.",
+    }),
+    workspace: Type.Optional(Type.String({ minLength: 1, description: "Pinned workspace path for the run." })),
+    inputSchema: jsonSchema("JSON Schema the input data must satisfy."),
+    outputSchema: jsonSchema("JSON Schema the output data must satisfy (checked before content leaves)."),
+    quota: Type.Object(
+      {
+        maxActiveTasks: integer("Queued + running tasks of this profile across all clients; 0 = unlimited.", 0, 0),
+      },
+      { additionalProperties: false, default: {}, description: "Limits of this profile." },
+    ),
+    retentionSeconds: integer("How long a finished task is kept.", 86_400),
+    journalRetentionSeconds: integer("How long a finished task's journal stream is kept.", 3600),
+    fullTextCheck: FullTextCheckSchema,
+    guardrails: GuardrailsSchema,
+    streaming: Type.Boolean({ default: true, description: "Offer streaming (agent card capability)." }),
+    pushNotifications: Type.Boolean({
+      default: true,
+      description: "Offer push notifications (agent card capability).",
+    }),
+  },
+  { additionalProperties: false, description: "A publication profile: one skill bound to a handler." },
+);
+export type Profile = Static<typeof ProfileSchema>;
+
+export const ConfigSchema = Type.Object(
+  {
+    server: ServerSchema,
+    worker: WorkerSchema,
+    redis: RedisSchema,
+    push: PushSchema,
+    log: LogSchema,
+    profiles: Type.Array(ProfileSchema, {
+      minItems: 1,
+      default: [
+        {
+          name: "echo",
+          handler: "echo",
+          description: "Echoes the text it receives.",
+          skill: { id: "echo", name: "Echo", description: "Answers with the text it got.", tags: ["test"] },
+        },
+      ],
+      description: "Publication profiles; names are unique. Set only in the config file.",
+    }),
+  },
+  { additionalProperties: false, description: "a2a-runtime configuration." },
+);
+export type Config = Static<typeof ConfigSchema>;
+
+/** One environment variable that sets a config key; rows for the docs generator. */
+export const ConfigEnvironmentVariableSchema = Type.Object({
+  path: Type.String({ description: "Dotted config path, e.g. server.port." }),
+  env: Type.String({ description: "Environment variable name, e.g. A2A_SERVER_PORT." }),
+  description: Type.String({ description: "The config key's description." }),
+  default: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())], {
+    description: "The config key's default.",
+  }),
+});
+export type ConfigEnvironmentVariable = Static<typeof ConfigEnvironmentVariableSchema>;
+
+/** Seconds the HTTP server lets a connection idle: the explicit value, or max(blocking wait, keep-alive) + 10. */
+export function resolvedIdleTimeoutSeconds(config: Config): number {
+  const { idleTimeoutSeconds, blockingWaitSeconds, streamKeepaliveSeconds } = config.server;
+  return idleTimeoutSeconds > 0 ? idleTimeoutSeconds : Math.max(blockingWaitSeconds, streamKeepaliveSeconds) + 10;
+}
+
+/** Bind addresses that a client cannot dial as such; the derived URL names localhost instead. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** The base URL agent cards advertise, without a trailing slash: server.publicUrl, or derived from host and port. */
+export function publicUrl(config: Config): string {
+  const { publicUrl: configured, host, port } = config.server;
+  if (configured !== "") return configured.replace(/\/+$/, "");
+  const shown = WILDCARD_HOSTS.has(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+/** The execution identity a profile's runs act as: its identity, or its name when that is empty. */
+export function profileIdentity(profile: Profile): string {
+  return profile.identity !== "" ? profile.identity : profile.name;
+}
+
+/**
+ * Whether no content of this profile may leave before the whole text passed the output check.
+ * "auto" means: when any output guardrail (deny patterns, personal data, max length, moderation) or an output schema
+ * is configured.
+ */
+export function requiresFullTextCheck(profile: Profile): boolean {
+  if (profile.fullTextCheck !== "auto") return profile.fullTextCheck === "required";
+  const { denyPatterns, personalData, maxLength, moderation } = profile.guardrails;
+  return (
+    denyPatterns.length > 0 ||
+    personalData ||
+    maxLength > 0 ||
+    moderation !== undefined ||
+    profile.outputSchema !== undefined
+  );
+}
+
+/**
+ * The regular expression a deny pattern stands for, or undefined when it is literal text.
+ * A pattern of the form "/body/flags" is a regular expression; throws SyntaxError when it does not compile or uses
+ * the stateful flags g or y (they would make repeated tests disagree).
+ */
+export function denyPatternRegExp(pattern: string): RegExp | undefined {
+  const match = /^\/(.+)\/([a-z]*)$/s.exec(pattern);
+  if (match === null) return undefined;
+  const [, body = "", flags = ""] = match;
+  if (/[gy]/.test(flags)) throw new SyntaxError(`flags g and y are not allowed (got "${flags}")`);
+  return new RegExp(body, flags);
+}

@@ -1,0 +1,113 @@
+// Client records: an API key shown once and stored only as its SHA-256, the profiles a client may use, and its limit
+// of queued + running tasks (read by the accept and resume scripts).
+import { createHash, randomBytes } from "node:crypto";
+import { ulid } from "ulid";
+import type { KeySpace } from "./keys.ts";
+import type { RedisLike } from "./scripts.ts";
+
+export interface ClientRecord {
+  id: string;
+  name: string;
+  /** Profile names this client may use; `["*"]` means every profile. */
+  profiles: string[];
+  /** Queued + running tasks allowed at once; 0 = no limit. */
+  limit: number;
+  revoked: boolean;
+  createdAt: string;
+}
+
+export interface NewClient {
+  record: ClientRecord;
+  /** The API key: shown once, never stored. */
+  apiKey: string;
+}
+
+/** SHA-256 (hex) of an API key: what Redis keeps. */
+export function hashApiKey(apiKey: string): string {
+  return createHash("sha256").update(apiKey).digest("hex");
+}
+
+function decode(id: string, fields: Record<string, string>): ClientRecord | undefined {
+  if (!fields.name && !fields.limit) return undefined;
+  return {
+    id,
+    name: fields.name ?? "",
+    profiles: (fields.profiles ?? "*").split(",").filter((p) => p !== ""),
+    limit: Number(fields.limit ?? 0),
+    revoked: fields.revoked === "1",
+    createdAt: fields.created ?? "",
+  };
+}
+
+export class ClientRegistry {
+  constructor(
+    private readonly redis: RedisLike,
+    private readonly keys: KeySpace,
+  ) {}
+
+  private recordKey(clientId: string): string {
+    return this.keys.client(this.keys.shardOf(clientId), clientId);
+  }
+
+  async add(input: { name: string; profiles?: string[]; limit?: number }): Promise<NewClient> {
+    const id = ulid().toLowerCase();
+    const apiKey = `a2a_${randomBytes(24).toString("base64url")}`;
+    const keyHash = hashApiKey(apiKey);
+    const record: ClientRecord = {
+      id,
+      name: input.name,
+      profiles: input.profiles && input.profiles.length > 0 ? input.profiles : ["*"],
+      limit: input.limit ?? 0,
+      revoked: false,
+      createdAt: new Date().toISOString(),
+    };
+    await this.redis.hset(this.recordKey(id), {
+      name: record.name,
+      profiles: record.profiles.join(","),
+      limit: record.limit,
+      revoked: 0,
+      created: record.createdAt,
+      keyhash: keyHash,
+    });
+    await this.redis.set(this.keys.apiKey(keyHash), id);
+    await this.redis.sadd(this.keys.clients(), id);
+    return { record, apiKey };
+  }
+
+  async get(clientId: string): Promise<ClientRecord | undefined> {
+    return decode(clientId, await this.redis.hgetall(this.recordKey(clientId)));
+  }
+
+  async list(): Promise<ClientRecord[]> {
+    const ids = (await this.redis.smembers(this.keys.clients())).sort();
+    const records = await Promise.all(ids.map((id) => this.get(id)));
+    return records.filter((r): r is ClientRecord => r !== undefined);
+  }
+
+  /** The live client an API key belongs to; undefined for an unknown key or a revoked client. */
+  async authenticate(apiKey: string): Promise<ClientRecord | undefined> {
+    if (apiKey.length === 0 || apiKey.length > 512) return undefined;
+    const id = await this.redis.get(this.keys.apiKey(hashApiKey(apiKey)));
+    if (!id) return undefined;
+    const record = await this.get(id);
+    return record && !record.revoked ? record : undefined;
+  }
+
+  /** Revokes a client: its key stops working at once; its tasks stay until retention. */
+  async revoke(clientId: string): Promise<boolean> {
+    const key = this.recordKey(clientId);
+    const keyHash = await this.redis.hget(key, "keyhash");
+    if (keyHash === null) return false;
+    await this.redis.hset(key, "revoked", 1);
+    await this.redis.del(this.keys.apiKey(keyHash));
+    return true;
+  }
+
+  /** Sets the limit of queued + running tasks (0 = none). */
+  async setLimit(clientId: string, limit: number): Promise<boolean> {
+    const key = this.recordKey(clientId);
+    if (!(await this.redis.exists(key))) return false;
+    await this.redis.hset(key, "limit", limit);
+    return true;
+  }
+}

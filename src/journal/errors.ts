@@ -1,0 +1,172 @@
+// The transport-agnostic error classes: one per A2A error and one per refusal reason. Only the gateway's
+// jsonrpc-errors.ts knows JSON-RPC codes and HTTP statuses; here an error has a name, a reason and a message.
+
+/** Base of every error a2a-runtime shows a client. `reason` is the google.rpc.ErrorInfo reason (UPPER_SNAKE). */
+export class A2aError extends Error {
+  readonly reason: string;
+  /** string → string, as google.rpc.ErrorInfo.metadata requires. */
+  readonly metadata: Readonly<Record<string, string>>;
+  constructor(reason: string, message: string, options: { cause?: unknown; metadata?: Record<string, string> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = reason;
+    this.metadata = options.metadata ?? {};
+  }
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+export class TaskNotFoundError extends A2aError {
+  constructor(taskId: string) {
+    super("TASK_NOT_FOUND", "Task not found", { metadata: { taskId } });
+  }
+}
+export class TaskNotCancelableError extends A2aError {
+  constructor(taskId: string, state: string) {
+    super("TASK_NOT_CANCELABLE", `Task is ${state} and cannot be canceled`, { metadata: { taskId } });
+  }
+}
+export class PushNotificationNotSupportedError extends A2aError {
+  constructor() {
+    super("PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported by this agent");
+  }
+}
+export class UnsupportedOperationError extends A2aError {
+  constructor(message: string, metadata: Record<string, string> = {}) {
+    super("UNSUPPORTED_OPERATION", message, { metadata });
+  }
+}
+export class ContentTypeNotSupportedError extends A2aError {
+  constructor(mediaType: string) {
+    super("CONTENT_TYPE_NOT_SUPPORTED", `Content type ${mediaType} is not supported`, { metadata: { mediaType } });
+  }
+}
+export class ExtendedAgentCardNotConfiguredError extends A2aError {
+  constructor() {
+    super("EXTENDED_AGENT_CARD_NOT_CONFIGURED", "This agent has no extended agent card");
+  }
+}
+export class VersionNotSupportedError extends A2aError {
+  constructor(requested: string, served: readonly string[]) {
+    const asked = requested === "" ? "no A2A-Version header (read as 0.3)" : `A2A-Version ${requested}`;
+    super("VERSION_NOT_SUPPORTED", `${asked} is not served; this interface serves ${served.join(", ")}`, {
+      metadata: { requested, served: served.join(",") },
+    });
+  }
+}
+
+/** One invalid field: `field` is a dotted path such as `message.parts[0].text`. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export class InvalidParamsError extends A2aError {
+  readonly violations: readonly FieldViolation[];
+  constructor(message: string, violations: readonly FieldViolation[] = [], reason = "INVALID_PARAMS") {
+    super(reason, message);
+    this.violations = violations;
+  }
+}
+export class MessageIdReusedError extends InvalidParamsError {
+  constructor(messageId: string) {
+    super(
+      `messageId ${messageId} was already used for a different message`,
+      [{ field: "message.messageId", description: "already used with other content" }],
+      "MESSAGE_ID_REUSED",
+    );
+  }
+}
+export class InvalidRequestError extends A2aError {
+  constructor(message: string) {
+    super("INVALID_REQUEST", message);
+  }
+}
+export class ParseError extends A2aError {
+  constructor() {
+    super("PARSE_ERROR", "Invalid JSON payload");
+  }
+}
+export class MethodNotFoundError extends A2aError {
+  constructor(method: string) {
+    super("METHOD_NOT_FOUND", `Method ${method} does not exist`, { metadata: { method } });
+  }
+}
+export class PayloadTooLargeError extends A2aError {
+  constructor(limitBytes: number) {
+    super("PAYLOAD_TOO_LARGE", `Request body exceeds ${limitBytes} bytes`, {
+      metadata: { limitBytes: `${limitBytes}` },
+    });
+  }
+}
+
+export class UnauthenticatedError extends A2aError {
+  constructor(message = "Missing or invalid credentials") {
+    super("UNAUTHENTICATED", message);
+  }
+}
+export class PermissionDeniedError extends A2aError {
+  constructor(profile: string) {
+    super("PERMISSION_DENIED", `This client may not use profile ${profile}`, { metadata: { profile } });
+  }
+}
+
+/** The blocking deadline passed: the task goes on and is retrievable by GetTask and ListTasks. */
+export class BlockingDeadlineExceededError extends A2aError {
+  constructor(taskId: string, seconds: number) {
+    super(
+      "BLOCKING_DEADLINE_EXCEEDED",
+      `The task did not finish within ${seconds} s; it goes on, fetch it with GetTask`,
+      {
+        metadata: { taskId, blockingWaitSeconds: `${seconds}` },
+      },
+    );
+  }
+}
+
+/** A refusal over capacity: nothing was stored; try again after `retryAfterSeconds`. */
+export class RefusalError extends A2aError {
+  readonly retryAfterSeconds: number;
+  constructor(reason: string, message: string, retryAfterSeconds: number, metadata: Record<string, string> = {}) {
+    super(reason, message, { metadata });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Refusal reasons, each naming what was exhausted. */
+export const REFUSAL_REASONS = {
+  workerUnavailable: "WORKER_UNAVAILABLE",
+  clientTaskLimit: "CLIENT_TASK_LIMIT_EXCEEDED",
+  profileQuota: "PROFILE_QUOTA_EXCEEDED",
+  waitingRequests: "WAITING_REQUESTS_LIMIT_EXCEEDED",
+  streamsPerTask: "STREAMS_PER_TASK_LIMIT_EXCEEDED",
+  streamsPerClient: "STREAMS_PER_CLIENT_LIMIT_EXCEEDED",
+  streamsPerInstallation: "STREAMS_PER_INSTALLATION_LIMIT_EXCEEDED",
+  redisUnavailable: "STORE_UNAVAILABLE",
+} as const;
+
+export class WorkerUnavailableError extends RefusalError {
+  constructor(retryAfterSeconds: number) {
+    super(
+      REFUSAL_REASONS.workerUnavailable,
+      "No worker is live to run this task; nothing was stored",
+      retryAfterSeconds,
+    );
+  }
+}
+export class CapacityError extends RefusalError {}
+
+/** Redis could not be reached or refused the write (for example at maxmemory): nothing was accepted. */
+export class StoreUnavailableError extends RefusalError {
+  constructor(cause: unknown) {
+    super(REFUSAL_REASONS.redisUnavailable, "The task store is unavailable; nothing was stored", 5);
+    this.cause = cause;
+  }
+}
+
+/** An internal failure; its details go to the log, never to the client. */
+export class InternalError extends A2aError {
+  constructor(cause?: unknown) {
+    super("INTERNAL", "Internal error", { cause });
+  }
+}

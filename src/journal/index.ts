@@ -1,0 +1,22 @@
+// The journal area: Redis keys, Lua scripts and their typed APIs, A2A schemas, errors. Other areas import only this.
+export { CapacityLeases } from "./capacity-leases.ts";
+export { type ClientRecord, ClientRegistry, hashApiKey, type NewClient } from "./client-registry.ts";
+export { contentHash } from "./content-hash.ts";
+export * from "./errors.ts";
+export { KeySpace, QUEUE_GROUP } from "./keys.ts";
+export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
+export { RunLedger } from "./run-ledger.ts";
+export * from "./schema/index.ts";
+export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";
+export type {
+  Accepted,
+  AcceptInput,
+  JournalEntry,
+  JournalSettings,
+  ListPage,
+  ListQuery,
+  ResumeInput,
+  Snapshot,
+} from "./task-journal.ts";
+export { parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
+export { decodeTaskFields, type TaskRecord, type TaskViewOptions, toTask } from "./task-view.ts";

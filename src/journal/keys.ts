@@ -1,0 +1,110 @@
+// The Redis key layout, in one place (documented for operators in docs/redis-keys.md).
+// A client's tasks live in one shard; every key of a shard carries the shard's hash tag, so each script runs in one slot.
+
+/** FNV-1a over UTF-16 code units: stable across runtimes and cheap; used only to spread clients over shards. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** Names every key of an installation. `prefix` ends with ":"; `shards` ≥ 1. */
+export class KeySpace {
+  constructor(
+    readonly prefix: string,
+    readonly shards: number = 1,
+  ) {}
+
+  /** The shard that holds a client's tasks, queue entries and dedup records. */
+  shardOf(clientId: string): number {
+    return this.shards === 1 ? 0 : fnv1a(clientId) % this.shards;
+  }
+
+  /** The hash-tagged stem of a shard's keys, e.g. `a2a:{0}:`. */
+  shard(shard: number): string {
+    return `${this.prefix}{${shard}}:`;
+  }
+
+  /** HASH: the task view (state, revision, status, history, artifacts, owner, profile, run). */
+  task(shard: number, taskId: string): string {
+    return `${this.shard(shard)}task:${taskId}`;
+  }
+  /**
+   * HASH: the run of a task, addressed by the task id since one task has one run (fields: id, task, client, state,
+   * fence, tries, owner, lease, entry, cancel).
+   */
+  run(shard: number, taskId: string): string {
+    return `${this.shard(shard)}run:${taskId}`;
+  }
+  /** STREAM: the task journal, one entry per revision after the first (`rev`, `ev` = StreamResponse JSON). */
+  journal(shard: number, taskId: string): string {
+    return `${this.shard(shard)}journal:${taskId}`;
+  }
+  /** STRING: `<content hash>:<taskId>` for a client's messageId, with a TTL. */
+  dedup(shard: number, clientId: string, messageId: string): string {
+    return `${this.shard(shard)}dedup:${clientId}:${messageId}`;
+  }
+  /** HASH: a client record (name, profiles, limit, revoked, created). */
+  client(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}`;
+  }
+  /** ZSET: a client's task ids scored by status timestamp (ms), for ListTasks. */
+  clientTasks(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}:tasks`;
+  }
+  /** SET: a client's queued and running task ids (its limit counts these). */
+  clientActive(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}:active`;
+  }
+  /** SET: a profile's queued and running task ids in a shard (its quota counts these). */
+  profileActive(shard: number, profile: string): string {
+    return `${this.shard(shard)}profile:${profile}:active`;
+  }
+  /** STRING: Redis time (seconds) of the last worker heartbeat or sweep tick seen by this shard. */
+  live(shard: number): string {
+    return `${this.shard(shard)}live`;
+  }
+  /** STREAM with consumer group `actors`: queued runs (`run`, `task`). */
+  queue(shard: number): string {
+    return `${this.shard(shard)}queue`;
+  }
+  /** STREAM: runs that exhausted their attempts (`run`, `task`, `reason`). */
+  dead(shard: number): string {
+    return `${this.shard(shard)}dead`;
+  }
+
+  /** STRING: client id for the SHA-256 of an API key. */
+  apiKey(keyHash: string): string {
+    return `${this.prefix}apikey:${keyHash}`;
+  }
+  /** SET: every client id. */
+  clients(): string {
+    return `${this.prefix}clients`;
+  }
+  /** HASH with TTL: one worker's heartbeat (mode, pid, host, started, beat, inflight, done, version). */
+  worker(workerId: string): string {
+    return `${this.prefix}worker:${workerId}`;
+  }
+  /** ZSET: worker ids scored by their last beat (ms). */
+  workers(): string {
+    return `${this.prefix}workers`;
+  }
+  /** ZSET: leases of waiting blocking requests, scored by expiry (ms), across every gateway. */
+  waiting(): string {
+    return `${this.prefix}waiting`;
+  }
+  /** Pub/sub channel: `<taskId>` after every journal append, so gateways re-read their cursors. */
+  eventsChannel(): string {
+    return `${this.prefix}events`;
+  }
+  /** Pub/sub channel: `<runId>` when a running run is asked to cancel. */
+  cancelChannel(): string {
+    return `${this.prefix}cancel`;
+  }
+}
+
+/** The consumer group every actor reads the run queues with. */
+export const QUEUE_GROUP = "actors";

@@ -1,0 +1,81 @@
+--[[
+  Resumes an interrupted task with the client's follow-up message: dedup record, history append, state back to
+  SUBMITTED, journal entry, and the same run queued again (one task has one run). Same capacity checks as accept,
+  all before the first write.
+
+    KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup
+    KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
+
+    ARGV[1]  livenessSeconds      ARGV[2]  profile quota (0 = none)   ARGV[3] content hash of the message
+    ARGV[4]  task id              ARGV[5]  client id                  ARGV[6] message JSON (appended to history)
+    ARGV[7]  status JSON (SUBMITTED)   ARGV[8] journal event JSON ({"statusUpdate":…})
+    ARGV[9]  now (ms)             ARGV[10] dedup TTL (s)              ARGV[11] events channel
+    ARGV[12] profile the request was addressed to (a task of another profile is not found)
+
+  Returns: {1, taskId, rev} resumed; {0, taskId} same messageId and content seen before (nothing written);
+           -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
+           -5 client unknown or revoked; -6 no such task for this client; -7 task is terminal;
+           -8 task is not waiting for input (submitted or working)
+]]
+local seen = redis.call('GET', KEYS[5])
+if seen then
+  local sep = string.find(seen, ':', 1, true)
+  if string.sub(seen, 1, sep - 1) == ARGV[3] and string.sub(seen, sep + 1) == ARGV[4] then
+    return {0, ARGV[4]}
+  end
+  return -4
+end
+
+local client = redis.call('HMGET', KEYS[2], 'limit', 'revoked')
+if client[1] == false or client[2] == '1' then
+  return -5
+end
+
+local task = redis.call('HMGET', KEYS[6], 'cli', 'state', 'rev', 'hist', 'prof')
+if task[1] ~= ARGV[5] or task[5] ~= ARGV[12] then
+  return -6
+end
+local state = task[2]
+if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
+    or state == 'TASK_STATE_REJECTED' then
+  return -7
+end
+if state ~= 'TASK_STATE_INPUT_REQUIRED' and state ~= 'TASK_STATE_AUTH_REQUIRED' then
+  return -8
+end
+
+local beat = redis.call('GET', KEYS[1])
+local now = redis.call('TIME')
+if not beat or (tonumber(now[1]) - tonumber(beat)) > tonumber(ARGV[1]) then
+  return -1
+end
+local limit = tonumber(client[1])
+if limit > 0 and redis.call('SCARD', KEYS[3]) >= limit then
+  return -2
+end
+local quota = tonumber(ARGV[2])
+if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
+  return -3
+end
+
+-- all checks passed: writes only from here on
+local taskId = ARGV[4]
+local rev = tonumber(task[3]) + 1
+local hist = task[4]
+if hist == '[]' then
+  hist = '[' .. ARGV[6] .. ']'
+else
+  hist = string.sub(hist, 1, -2) .. ',' .. ARGV[6] .. ']'
+end
+local runId = redis.call('HGET', KEYS[7], 'id')
+local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId)
+redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0)
+redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])
+redis.call('PERSIST', KEYS[8])
+redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', ARGV[8])
+redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
+redis.call('SADD', KEYS[3], taskId)
+redis.call('SADD', KEYS[4], taskId)
+redis.call('ZADD', KEYS[9], ARGV[9], taskId)
+redis.call('PUBLISH', ARGV[11], taskId)
+return {1, taskId, rev}

@@ -1,0 +1,18 @@
+--[[
+  Reads the task view and its journal cursor at the same revision: streams send the view first and then only the
+  journal entries after the cursor; blocking waits compare revisions.
+
+    KEYS[1] task   KEYS[2] journal
+
+  Returns: {fields (HGETALL of the task, flat), cursor (the last journal entry id, or "0-0")}; {} when no task
+]]
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then
+  return {}
+end
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local cursor = '0-0'
+if last[1] then
+  cursor = last[1][1]
+end
+return {fields, cursor}

@@ -1,0 +1,85 @@
+// The only code that runs Lua: reads each script file once, registers it with ioredis (EVALSHA, falling back to
+// EVAL on NOSCRIPT, also inside pipelines), and exposes one typed function per script.
+import { readFileSync } from "node:fs";
+import type { Cluster, Redis } from "ioredis";
+
+/** A Redis connection that scripts can run on: a single node or a cluster. */
+export type RedisLike = Redis | Cluster;
+
+const SCRIPT_FILES = {
+  accept: "accept-10.lua",
+  resume: "resume-10.lua",
+  transition: "transition-6.lua",
+  claim: "claim-2.lua",
+  renew: "renew-2.lua",
+  release: "release-2.lua",
+  deadLetter: "deadLetter-2.lua",
+  cancel: "cancel-6.lua",
+  snapshot: "snapshot-2.lua",
+  heartbeat: "heartbeat-1.lua",
+  lease: "lease-1.lua",
+} as const;
+
+export type ScriptName = keyof typeof SCRIPT_FILES;
+
+interface LoadedScript {
+  readonly lua: string;
+  readonly numberOfKeys: number;
+}
+
+const loaded = new Map<ScriptName, LoadedScript>();
+
+function script(name: ScriptName): LoadedScript {
+  let found = loaded.get(name);
+  if (!found) {
+    const file = SCRIPT_FILES[name];
+    const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8");
+    const numberOfKeys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
+    found = { lua, numberOfKeys };
+    loaded.set(name, found);
+  }
+  return found;
+}
+
+type ScriptReply = number | string | null | ScriptReply[];
+
+type ScriptCaller = (...args: (string | number)[]) => Promise<ScriptReply>;
+
+const registered = new WeakSet<object>();
+
+/** Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. */
+function register(redis: RedisLike): void {
+  if (registered.has(redis)) return;
+  for (const name of Object.keys(SCRIPT_FILES) as ScriptName[]) {
+    const { lua, numberOfKeys } = script(name);
+    redis.defineCommand(`a2a_${name}`, { lua, numberOfKeys });
+  }
+  registered.add(redis);
+}
+
+/**
+ * Runs one script. `keys.length` must equal the number in the script's file name; every key the script touches is
+ * among them (Redis Cluster routes on them).
+ */
+export async function runScript(
+  redis: RedisLike,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<ScriptReply> {
+  register(redis);
+  const { numberOfKeys } = script(name);
+  if (keys.length !== numberOfKeys) {
+    throw new Error(`script ${name} takes ${numberOfKeys} keys, got ${keys.length}`);
+  }
+  const call = (redis as unknown as Record<string, ScriptCaller>)[`a2a_${name}`];
+  if (!call) throw new Error(`script ${name} is not registered`);
+  return await call.call(redis, ...keys, ...args);
+}
+
+/** The Lua source of a script, for tools that run it outside ioredis (the redis-benchmark ceiling). */
+export function scriptSource(name: ScriptName): string {
+  return script(name).lua;
+}
+
+export type { ScriptReply };

@@ -1,0 +1,192 @@
+// Test harness: one real redis-server per test file, on a free loopback port, stoppable and restartable.
+// REDIS_URL points the suite at an existing server instead; testcontainers serves where no binary exists but Docker does.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { ulid } from "ulid";
+
+export interface RedisServerOptions {
+  /** e.g. "2mb": with `noeviction`, writes past it fail with OOM. */
+  maxmemory?: string;
+  /** AOF `everysec`, so a restart keeps what was written. */
+  appendonly?: boolean;
+}
+
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** Whether this harness owns the server (and so can stop and restart it). */
+  readonly owned: boolean;
+  client(): Redis;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  kill(): void;
+}
+
+/** A free TCP port on loopback, found by binding port 0. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A key prefix of its own for one test, so tests never see each other's keys. */
+export function testPrefix(): string {
+  return `t${ulid().toLowerCase()}:`;
+}
+
+function hasBinary(name: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
+}
+
+async function waitForPing(url: string, deadlineMs: number): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on("error", () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      return;
+    } catch (error) {
+      probe.disconnect();
+      if (Date.now() > end) throw new Error(`redis-server at ${url} did not answer`, { cause: error });
+      await Bun.sleep(25);
+    }
+  }
+}
+
+class OwnedRedis implements TestRedis {
+  readonly owned = true;
+  readonly url: string;
+  private process: ChildProcess | undefined;
+  private readonly clients = new Set<Redis>();
+  private readonly dir: string;
+
+  constructor(
+    readonly port: number,
+    private readonly options: RedisServerOptions,
+  ) {
+    this.url = `redis://127.0.0.1:${port}`;
+    this.dir = mkdtempSync(join(tmpdir(), "a2a-redis-"));
+  }
+
+  async start(): Promise<void> {
+    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--dir", this.dir];
+    args.push("--appendonly", this.options.appendonly ? "yes" : "no");
+    if (this.options.appendonly) args.push("--appendfsync", "everysec");
+    if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
+    this.process = spawn("redis-server", args, { stdio: "ignore" });
+    await waitForPing(this.url, 10_000);
+  }
+
+  client(): Redis {
+    const client = new Redis(this.url, { maxRetriesPerRequest: 1 });
+    client.on("error", () => {});
+    this.clients.add(client);
+    return client;
+  }
+
+  kill(): void {
+    this.process?.kill("SIGKILL");
+    this.process = undefined;
+  }
+
+  async restart(): Promise<void> {
+    await this.halt();
+    await this.start();
+  }
+
+  private async halt(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    await exited;
+    this.process = undefined;
+  }
+
+  async stop(): Promise<void> {
+    for (const client of this.clients) client.disconnect();
+    this.clients.clear();
+    await this.halt();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+class ExternalRedis implements TestRedis {
+  readonly owned = false;
+  readonly port: number;
+  private readonly clients = new Set<Redis>();
+  constructor(
+    readonly url: string,
+    private readonly onStop: () => Promise<void> = async () => {},
+  ) {
+    this.port = Number(new URL(url).port || 6379);
+  }
+  client(): Redis {
+    const client = new Redis(this.url, { maxRetriesPerRequest: 1 });
+    client.on("error", () => {});
+    this.clients.add(client);
+    return client;
+  }
+  async stop(): Promise<void> {
+    for (const client of this.clients) client.disconnect();
+    await this.onStop();
+  }
+  restart(): Promise<void> {
+    throw new Error("this Redis is not owned by the test harness (REDIS_URL is set); it cannot be restarted");
+  }
+  kill(): void {
+    throw new Error("this Redis is not owned by the test harness (REDIS_URL is set); it cannot be killed");
+  }
+}
+
+/**
+ * Starts a redis-server for one test file. With `options` (maxmemory, AOF) a binary or Docker is required;
+ * without them, `REDIS_URL` may point the suite at an existing server.
+ */
+export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
+  const wantsOwn = options.maxmemory !== undefined || options.appendonly === true;
+  const external = process.env.REDIS_URL;
+  if (external && !wantsOwn) return new ExternalRedis(external);
+  if (hasBinary("redis-server")) {
+    const server = new OwnedRedis(await freePort(), options);
+    await server.start();
+    return server;
+  }
+  if (hasBinary("docker")) {
+    const { GenericContainer } = await import("testcontainers");
+    const command = ["redis-server", "--save", ""];
+    if (options.maxmemory) command.push("--maxmemory", options.maxmemory, "--maxmemory-policy", "noeviction");
+    const container = await new GenericContainer("redis:7").withExposedPorts(6379).withCommand(command).start();
+    const url = `redis://127.0.0.1:${container.getMappedPort(6379)}`;
+    return new ExternalRedis(url, async () => {
+      await container.stop();
+    });
+  }
+  throw new Error("no redis-server on the PATH and no Docker: install redis-server or set REDIS_URL");
+}
+
+/** Every key under a prefix, sorted: for comparing the key set before and after a call. */
+export async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return keys.sort();
+}
