@@ -113,12 +113,12 @@ export const PushSchema = Type.Object(
     enabled: Type.Boolean({ default: true, description: "Whether push notifications are offered and delivered." }),
     maxConfigsPerTask: integer("Push notification configs one task may hold.", 10),
     allowHosts: stringList(
-      "Host names webhooks may be sent to; empty = no restriction by name. Comma-separated in env.",
+      "Hosts (exact, or *.suffix) exempt from the https-only rule and the private-address checks. Comma-separated in env.",
     ),
     timeoutSeconds: integer("Timeout of one webhook delivery attempt.", 10),
     maxAttempts: integer("Delivery attempts of one notification before it is given up.", 8),
     signingSecrets: stringList(
-      "Secrets that sign webhook requests; the first signs, the rest ease rotation. Comma-separated in env.",
+      "Webhook signing secrets (whsec_<base64> or plain); each one signs every request, for rotation. Comma-separated in env.",
     ),
   },
   { additionalProperties: false, default: {}, description: "Webhooks, sent by workers only." },
