@@ -67,6 +67,8 @@ export interface ListQuery {
   pageSize: number;
   pageToken?: string | undefined;
   statusTimestampAfterMs?: number | undefined;
+  /** Only tasks created through this profile. */
+  profile?: string | undefined;
 }
 
 export interface ListPage {
@@ -355,22 +357,27 @@ export class TaskJournal {
     for (let i = 0; i + 1 < rows.length; i += 2) candidates.push({ id: rows[i] as string, score: Number(rows[i + 1]) });
     // Equal scores: Redis orders them by member descending in ZREVRANGEBYSCORE, which is what the token relies on.
     const after = query.pageToken === undefined ? undefined : decodePageToken(query.pageToken);
-    const filtering = query.contextId !== undefined || query.status !== undefined;
+    const filtering = query.contextId !== undefined || query.status !== undefined || query.profile !== undefined;
     let matching = candidates;
     const gone: string[] = [];
     if (filtering && candidates.length > 0) {
       const pipeline = this.redis.pipeline();
-      for (const c of candidates) pipeline.hmget(this.keys.task(shard, c.id), "ctx", "state");
+      for (const c of candidates) pipeline.hmget(this.keys.task(shard, c.id), "ctx", "state", "prof");
       const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
       matching = candidates.filter((c, i) => {
-        const [ctx, state] = (replies[i]?.[1] ?? [null, null]) as [string | null, string | null];
+        const [ctx, state, prof] = (replies[i]?.[1] ?? [null, null, null]) as [
+          string | null,
+          string | null,
+          string | null,
+        ];
         if (ctx === null) {
           gone.push(c.id);
           return false;
         }
         return (
           (query.contextId === undefined || ctx === query.contextId) &&
-          (query.status === undefined || state === query.status)
+          (query.status === undefined || state === query.status) &&
+          (query.profile === undefined || prof === query.profile)
         );
       });
     }

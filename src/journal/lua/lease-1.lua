@@ -14,5 +14,9 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >
   return -1
 end
 redis.call('ZADD', KEYS[1], nowMs + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+-- the set outlives its longest lease: a short lease never shortens the life of a longer one
+local keep = tonumber(ARGV[2]) * 2
+if redis.call('PTTL', KEYS[1]) < keep then
+  redis.call('PEXPIRE', KEYS[1], keep)
+end
 return 1

@@ -16,15 +16,13 @@
     ARGV[11] events channel
 
   Returns: the new revision; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
-           running); -3 illegal transition (from a terminal state, or a move the state machine does not allow)
+           running); -3 illegal transition (from a terminal state, or a move the state machine does not allow).
+           A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
 local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id')
 if not run[1] or not task[1] then
   return -1
-end
-if run[1] ~= ARGV[1] or run[2] ~= 'running' then
-  return -2
 end
 
 local TERMINAL = {
@@ -35,6 +33,9 @@ local from = task[1]
 local to = from
 if TERMINAL[from] then
   return -3
+end
+if run[1] ~= ARGV[1] or run[2] ~= 'running' then
+  return -2
 end
 if ARGV[2] == 'status' then
   to = ARGV[3]

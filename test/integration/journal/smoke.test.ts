@@ -23,16 +23,10 @@ test("accept, claim, work and complete a task", async () => {
     message: userMessage("hi"),
   });
   expect(accepted.created).toBe(true);
-  const reply = (await f.redis.xreadgroup(
-    "GROUP",
-    "actors",
-    "a1",
-    "COUNT",
-    10,
-    "STREAMS",
-    f.keys.queue(0),
-    ">",
-  )) as [string, [string, string[]][]][];
+  const reply = (await f.redis.xreadgroup("GROUP", "actors", "a1", "COUNT", 10, "STREAMS", f.keys.queue(0), ">")) as [
+    string,
+    [string, string[]][],
+  ][];
   const [entryId] = reply[0]![1][0]!;
   const claim = await f.ledger.claim(0, accepted.taskId, entryId, "a1", 30_000, 3);
   if (typeof claim === "string") throw new Error(claim);

@@ -1,0 +1,181 @@
+// The cancel and snapshot scripts against a real redis-server: every documented reply, checked both as the script
+// answers and as TaskJournal shows it, and that a refused or repeated cancel writes nothing.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runScript, TaskNotCancelableError, TaskNotFoundError } from "../../../src/journal/index.ts";
+import { type JournalFixture, journalFixture } from "../../support/journal.ts";
+import { startRedis, type TestRedis } from "../../support/redis.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  dumpUnder,
+  journalRevs,
+  liveClient,
+  move,
+  PROFILE,
+  RETENTION,
+} from "./helpers.ts";
+
+let server: TestRedis;
+let f: JournalFixture;
+let clientId: string;
+beforeAll(async () => {
+  server = await startRedis();
+  f = journalFixture(server);
+  clientId = await liveClient(f);
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+/** The cancel script called directly (as TaskJournal.cancel calls it), to see its raw reply. */
+async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promise<unknown> {
+  const k = f.keys;
+  const status = { state: "TASK_STATE_CANCELED", timestamp: new Date().toISOString() };
+  return await runScript(
+    f.redis,
+    "cancel",
+    [
+      k.task(0, task.taskId),
+      k.run(0, task.taskId),
+      k.journal(0, task.taskId),
+      k.clientTasks(0, asClient),
+      k.clientActive(0, asClient),
+      k.profileActive(0, PROFILE),
+    ],
+    [
+      asClient,
+      JSON.stringify(status),
+      JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
+      Date.now(),
+      RETENTION.retentionSeconds,
+      RETENTION.journalRetentionSeconds,
+      k.eventsChannel(),
+      k.cancelChannel(),
+    ],
+  );
+}
+
+function listen(channel: string): { messages: string[]; close: () => void; ready: Promise<unknown> } {
+  const subscriber = server.client();
+  const messages: string[] = [];
+  subscriber.on("message", (_channel: string, message: string) => messages.push(message));
+  return { messages, close: () => subscriber.disconnect(), ready: subscriber.subscribe(channel) };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await Bun.sleep(5);
+}
+
+describe("cancel", () => {
+  test("{1}: a queued task is canceled at once: state, journal, released slots, retention, event", async () => {
+    const task = await acceptTask(f, clientId);
+    const events = listen(f.keys.eventsChannel());
+    await events.ready;
+    expect(await cancelScript(task)).toEqual([1, 2]);
+    const snap = await f.journal.snapshot(clientId, task.taskId);
+    expect(snap?.record).toMatchObject({ state: "TASK_STATE_CANCELED", rev: 2 });
+    expect(await journalRevs(f, task)).toEqual([1, 2]);
+    expect(await f.redis.hget(f.keys.run(0, task.taskId), "state")).toBe("done");
+    expect(await f.redis.sismember(f.keys.clientActive(0, clientId), task.taskId)).toBe(0);
+    expect(await f.redis.sismember(f.keys.profileActive(0, PROFILE), task.taskId)).toBe(0);
+    expect(await f.redis.ttl(f.keys.task(0, task.taskId))).toBeGreaterThan(3500);
+    expect(await f.redis.ttl(f.keys.run(0, task.taskId))).toBeGreaterThan(3500);
+    expect(await f.redis.ttl(f.keys.journal(0, task.taskId))).toBeGreaterThan(500);
+    await until(() => events.messages.length > 0);
+    expect(events.messages).toEqual([task.taskId]);
+    events.close();
+  });
+
+  test("{1}: an interrupted task is canceled at once through TaskJournal", async () => {
+    const task = await acceptTask(f, clientId);
+    await move(f, await claimTask(f, task), task, "TASK_STATE_INPUT_REQUIRED");
+    expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: true });
+    expect((await f.journal.snapshot(clientId, task.taskId))?.record.state).toBe("TASK_STATE_CANCELED");
+  });
+
+  test("{2}: a running task gets a cancel request on its run and the cancel channel; the task is unchanged", async () => {
+    const task = await acceptTask(f, clientId);
+    const claim = await claimTask(f, task);
+    await move(f, claim, task, "TASK_STATE_WORKING");
+    const runId = await f.redis.hget(f.keys.run(0, task.taskId), "id");
+    const cancels = listen(f.keys.cancelChannel());
+    await cancels.ready;
+    const taskBefore = await f.redis.hgetall(f.keys.task(0, task.taskId));
+    expect(await cancelScript(task)).toEqual([2, 2]);
+    expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: false });
+    expect(await f.redis.hgetall(f.keys.task(0, task.taskId))).toEqual(taskBefore);
+    expect(await f.redis.hget(f.keys.run(0, task.taskId), "cancel")).toBe("1");
+    await until(() => cancels.messages.length >= 2);
+    expect(cancels.messages).toEqual([runId ?? "", runId ?? ""]);
+    cancels.close();
+  });
+
+  test("{0}: an already canceled task is returned as is and nothing is written", async () => {
+    const task = await acceptTask(f, clientId);
+    await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION);
+    const before = await dumpUnder(f.redis, f.prefix);
+    expect(await cancelScript(task)).toEqual([0, 2]);
+    expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: true });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  test("-1: another client's task is not found, and so are another profile's and an unknown one", async () => {
+    const task = await acceptTask(f, clientId);
+    const stranger = await liveClient(f);
+    const before = await dumpUnder(f.redis, f.prefix);
+    expect(await cancelScript(task, stranger)).toBe(-1);
+    await expect(f.journal.cancel(stranger, task.taskId, PROFILE, RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
+    await expect(f.journal.cancel(clientId, task.taskId, "other", RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
+    await expect(f.journal.cancel(clientId, "01NOSUCH", PROFILE, RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  for (const terminal of ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_REJECTED"] as const) {
+    test(`-2: a ${terminal} task is not cancelable and nothing is written`, async () => {
+      const task = await acceptTask(f, clientId);
+      await move(f, await claimTask(f, task), task, terminal);
+      const before = await dumpUnder(f.redis, f.prefix);
+      expect(await cancelScript(task)).toBe(-2);
+      const error = await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TaskNotCancelableError);
+      expect((error as TaskNotCancelableError).reason).toBe("TASK_NOT_CANCELABLE");
+      expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+    });
+  }
+});
+
+describe("snapshot", () => {
+  test("returns the task's fields and the id of the journal entry at the same revision", async () => {
+    const task = await acceptTask(f, clientId);
+    const claim = await claimTask(f, task);
+    await move(f, claim, task, "TASK_STATE_WORKING");
+    const reply = (await runScript(
+      f.redis,
+      "snapshot",
+      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId)],
+      [],
+    )) as [string[], string];
+    const fields = reply[0];
+    expect(fields[fields.indexOf("rev") + 1]).toBe("2");
+    const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
+    expect(reply[1]).toBe(last?.[0] ?? "missing");
+    const snap = await f.journal.snapshot(clientId, task.taskId, PROFILE);
+    expect(snap).toMatchObject({ cursor: reply[1], record: { id: task.taskId, rev: 2, state: "TASK_STATE_WORKING" } });
+  });
+
+  test("{}: no task; and TaskJournal hides another client's or another profile's task", async () => {
+    const missing = await runScript(f.redis, "snapshot", [f.keys.task(0, "nope"), f.keys.journal(0, "nope")], []);
+    expect(missing).toEqual([]);
+    expect(await f.journal.snapshot(clientId, "nope")).toBeUndefined();
+    const task = await acceptTask(f, clientId);
+    expect(await f.journal.snapshot(await liveClient(f), task.taskId)).toBeUndefined();
+    expect(await f.journal.snapshot(clientId, task.taskId, "other")).toBeUndefined();
+  });
+
+  test("a task whose journal has expired has the cursor 0-0", async () => {
+    const task = await acceptTask(f, clientId);
+    await f.redis.del(f.keys.journal(0, task.taskId));
+    expect((await f.journal.snapshot(clientId, task.taskId))?.cursor).toBe("0-0");
+  });
+});

@@ -1,0 +1,69 @@
+// The lease script through CapacityLeases against a real redis-server: acquire up to the maximum, refuse at it
+// without writing, renew a held lease even at the maximum, and lapse expired leases so they free capacity.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { CapacityLeases, runScript } from "../../../src/journal/index.ts";
+import { startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
+import { dumpUnder } from "./helpers.ts";
+
+let server: TestRedis;
+let leases: CapacityLeases;
+beforeAll(async () => {
+  server = await startRedis();
+  leases = new CapacityLeases(server.client());
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+test("1 up to the maximum, -1 at it with nothing written, and release frees a place", async () => {
+  const redis = server.client();
+  const prefix = testPrefix();
+  const key = `${prefix}waiting`;
+  expect(await runScript(redis, "lease", [key], ["g1:r1", 30_000, 2])).toBe(1);
+  expect(await leases.acquire(key, "g1:r2", 30_000, 2)).toBe(true);
+  expect(await leases.count(key)).toBe(2);
+  const before = await dumpUnder(redis, prefix);
+  expect(await runScript(redis, "lease", [key], ["g2:r1", 30_000, 2])).toBe(-1);
+  expect(await leases.acquire(key, "g2:r1", 30_000, 2)).toBe(false);
+  expect(await dumpUnder(redis, prefix)).toEqual(before);
+  await leases.release(key, "g1:r1");
+  expect(await leases.acquire(key, "g2:r1", 30_000, 2)).toBe(true);
+  expect(await leases.count(key)).toBe(2);
+});
+
+test("a held lease is renewed even at the maximum, and its expiry moves forward", async () => {
+  const redis = server.client();
+  const key = `${testPrefix()}waiting`;
+  await leases.acquire(key, "a", 1_000, 2);
+  await leases.acquire(key, "b", 1_000, 2);
+  const first = Number(await redis.zscore(key, "a"));
+  await Bun.sleep(5);
+  expect(await leases.acquire(key, "a", 60_000, 2)).toBe(true);
+  expect(Number(await redis.zscore(key, "a"))).toBeGreaterThan(first + 50_000);
+  expect(await leases.count(key)).toBe(2);
+});
+
+test("an expired lease (a dead gateway's) frees its capacity; the key lapses when every lease has", async () => {
+  const redis = server.client();
+  const key = `${testPrefix()}waiting`;
+  expect(await leases.acquire(key, "dead-gateway", 40, 1)).toBe(true);
+  expect(await leases.acquire(key, "live", 40, 1)).toBe(false);
+  await Bun.sleep(50);
+  expect(await leases.count(key)).toBe(0);
+  expect(await leases.acquire(key, "live", 40, 1)).toBe(true);
+  expect(await redis.zrange(key, 0, -1)).toEqual(["live"]);
+  await Bun.sleep(150);
+  expect(await redis.exists(key)).toBe(0);
+});
+
+test("a short lease does not cut the life of a longer one held in the same set", async () => {
+  const redis = server.client();
+  const key = `${testPrefix()}waiting`;
+  expect(await leases.acquire(key, "long", 60_000, 2)).toBe(true);
+  expect(await leases.acquire(key, "short", 20, 2)).toBe(true);
+  await Bun.sleep(60);
+  expect(await leases.count(key)).toBe(1);
+  expect(await leases.acquire(key, "third", 60_000, 2)).toBe(true);
+  expect(await leases.acquire(key, "fourth", 60_000, 2)).toBe(false);
+  expect(await redis.pttl(key)).toBeGreaterThan(60_000);
+});

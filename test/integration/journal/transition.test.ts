@@ -1,0 +1,157 @@
+// The transition script against a real redis-server: legal moves bump the revision and append the journal; a missing
+// task, a stale fencing token and an illegal move are refused and change nothing; no transition leaves a terminal state.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Claim, TASK_STATES, type TaskState, TERMINAL_STATES } from "../../../src/journal/index.ts";
+import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
+import { startRedis, type TestRedis } from "../../support/redis.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  dumpUnder,
+  journalRevs,
+  liveClient,
+  move,
+  RETENTION,
+  statusEvent,
+} from "./helpers.ts";
+
+let server: TestRedis;
+let f: JournalFixture;
+let clientId: string;
+beforeAll(async () => {
+  server = await startRedis();
+  f = journalFixture(server);
+  clientId = await liveClient(f);
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+async function working(): Promise<{ task: AcceptedTask; claim: Claim }> {
+  const task = await acceptTask(f, clientId);
+  const claim = await claimTask(f, task);
+  expect(await move(f, claim, task, "TASK_STATE_WORKING")).toEqual({ ok: true, rev: 2 });
+  return { task, claim };
+}
+
+/** Every write a worker could attempt: each state as a status change, and an artifact update. */
+async function everyWrite(
+  claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">,
+  task: AcceptedTask,
+) {
+  const results = [];
+  for (const state of TASK_STATES) results.push(await move(f, claim, task, state));
+  results.push(
+    await f.ledger.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact: artifact("late") } },
+      artifacts: [artifact("late")],
+      ...RETENTION,
+    }),
+  );
+  return results;
+}
+
+function artifact(text: string) {
+  return { artifactId: `a-${text}`, parts: [{ text }] };
+}
+
+describe("transition", () => {
+  test("returns the new revision; progress, artifacts and history are stored and journaled in order", async () => {
+    const { task, claim } = await working();
+    expect(await move(f, claim, task, "TASK_STATE_WORKING")).toEqual({ ok: true, rev: 3 });
+    const reply = userMessage("partial answer", { role: "ROLE_AGENT" });
+    const result = await f.ledger.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact: artifact("one") } },
+      artifacts: [artifact("one")],
+      historyMessage: reply,
+      ...RETENTION,
+    });
+    expect(result).toEqual({ ok: true, rev: 4 });
+    const snap = await f.journal.snapshot(clientId, task.taskId);
+    expect(snap?.record).toMatchObject({ state: "TASK_STATE_WORKING", rev: 4, artifacts: [artifact("one")] });
+    expect(snap?.record.history.at(-1)).toEqual(reply);
+    // a status transition without a status keeps the stored one
+    const before = snap?.record.status;
+    await f.ledger.transition({
+      claim,
+      kind: "status",
+      state: "TASK_STATE_WORKING",
+      event: statusEvent(task, "TASK_STATE_WORKING"),
+      ...RETENTION,
+    });
+    expect((await f.journal.snapshot(clientId, task.taskId))?.record.status).toEqual(before!);
+    expect(await journalRevs(f, task)).toEqual([1, 2, 3, 4, 5]);
+    const entries = await f.journal.readJournal(clientId, task.taskId, "0-0");
+    expect(entries[3]?.event).toEqual({
+      artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact: artifact("one") },
+    });
+  });
+
+  test("-1: a task or run that does not exist is missing", async () => {
+    const claim = { shard: 0, taskId: "01NOSUCHTASK", fence: 1, clientId, profile: "echo" };
+    const missing = { clientId, taskId: "01NOSUCHTASK", contextId: "c" };
+    const before = await dumpUnder(f.redis, f.prefix);
+    expect(await move(f, claim, missing, "TASK_STATE_WORKING")).toEqual({ ok: false, reason: "missing" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  test("-2: a stale fencing token (the run was claimed again after its lease expired) changes nothing", async () => {
+    const task = await acceptTask(f, clientId);
+    const first = await claimTask(f, task, 30, "a1");
+    await Bun.sleep(40);
+    const second = await claimTask(f, task, 30_000, "a2");
+    expect(second.fence).toBe(first.fence + 1);
+    const before = await dumpUnder(f.redis, f.prefix);
+    for (const result of await everyWrite(first, task)) expect(result).toEqual({ ok: false, reason: "stale" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+    expect(await move(f, second, task, "TASK_STATE_WORKING")).toEqual({ ok: true, rev: 2 });
+  });
+
+  test("-2: an interrupted task's run is not running, so its old token cannot write", async () => {
+    const { task, claim } = await working();
+    expect(await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED")).toEqual({ ok: true, rev: 3 });
+    const before = await dumpUnder(f.redis, f.prefix);
+    for (const result of await everyWrite(claim, task)) expect(result).toEqual({ ok: false, reason: "stale" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  test("-3: SUBMITTED is never a target, from SUBMITTED or from WORKING", async () => {
+    const task = await acceptTask(f, clientId);
+    const claim = await claimTask(f, task);
+    const before = await dumpUnder(f.redis, f.prefix);
+    expect(await move(f, claim, task, "TASK_STATE_SUBMITTED")).toEqual({ ok: false, reason: "illegal" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+    await move(f, claim, task, "TASK_STATE_WORKING");
+    const after = await dumpUnder(f.redis, f.prefix);
+    expect(await move(f, claim, task, "TASK_STATE_SUBMITTED")).toEqual({ ok: false, reason: "illegal" });
+    expect(await move(f, claim, task, "TASK_STATE_UNSPECIFIED" as TaskState)).toEqual({ ok: false, reason: "illegal" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(after);
+  });
+
+  for (const terminal of TERMINAL_STATES) {
+    test(`-3: no transition leaves ${terminal}, not even with the token that wrote it`, async () => {
+      const { task, claim } = await working();
+      expect(await move(f, claim, task, terminal)).toEqual({ ok: true, rev: 3 });
+      const before = await dumpUnder(f.redis, f.prefix);
+      for (const result of await everyWrite(claim, task)) expect(result).toEqual({ ok: false, reason: "illegal" });
+      expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+      expect((await f.journal.snapshot(clientId, task.taskId))?.record.state).toBe(terminal);
+    });
+  }
+
+  test("-3: a task canceled while queued cannot be written by the run's token", async () => {
+    const task = await acceptTask(f, clientId);
+    expect(await f.journal.cancel(clientId, task.taskId, "echo", RETENTION)).toEqual({ canceledNow: true });
+    const before = await dumpUnder(f.redis, f.prefix);
+    const claim = { shard: 0, taskId: task.taskId, fence: 0, clientId, profile: "echo" };
+    for (const result of await everyWrite(claim, task)) expect(result).toEqual({ ok: false, reason: "illegal" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+});

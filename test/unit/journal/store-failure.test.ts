@@ -1,0 +1,34 @@
+// storeFailure: Redis being full, read-only, loading or unreachable becomes STORE_UNAVAILABLE (nothing was accepted);
+// every other error propagates unchanged.
+import { describe, expect, test } from "bun:test";
+import { InvalidParamsError, StoreUnavailableError, storeFailure } from "../../../src/journal/index.ts";
+
+describe("storeFailure", () => {
+  test("a full, read-only, loading or unreachable Redis becomes STORE_UNAVAILABLE with the cause kept", () => {
+    for (const text of [
+      "OOM command not allowed when used memory > 'maxmemory'.",
+      "READONLY You can't write against a read only replica.",
+      "LOADING Redis is loading the dataset in memory",
+      "connect ECONNREFUSED 127.0.0.1:6379",
+      "Connection is closed.",
+      "Reached the max retries per request limit (which is 1).",
+    ]) {
+      const cause = new Error(text);
+      let thrown: unknown;
+      try {
+        storeFailure(cause);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(StoreUnavailableError);
+      expect((thrown as StoreUnavailableError).reason).toBe("STORE_UNAVAILABLE");
+      expect((thrown as StoreUnavailableError).cause).toBe(cause);
+    }
+  });
+
+  test("any other error propagates unchanged", () => {
+    const other = new InvalidParamsError("bad");
+    expect(() => storeFailure(other)).toThrow(other);
+    expect(() => storeFailure(new Error("ERR wrong number of arguments"))).toThrow("ERR wrong number of arguments");
+  });
+});
