@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { KindGuard, type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { compileJsonSchema } from "./json-schema.ts";
 import {
   type Config,
   type ConfigEnvironmentVariable,
@@ -271,6 +272,15 @@ function checkProfiles(profiles: unknown[], report: Report): void {
       else report(`${at}/name`, `duplicate profile name ${JSON.stringify(profile.name)}: also profiles[${first}]`);
     }
     if (Value.Check(LlmSchema, profile.llm)) checkUrl(`${at}/llm/baseUrl`, profile.llm.baseUrl, HTTP, report);
+    for (const field of ["inputSchema", "outputSchema"] as const) {
+      const schema = profile[field];
+      if (!isRecord(schema)) continue;
+      try {
+        compileJsonSchema(schema);
+      } catch (error) {
+        report(`${at}/${field}`, `not a usable JSON Schema: ${messageOf(error)}`);
+      }
+    }
     const guardrails = profile.guardrails;
     if (!Value.Check(GuardrailsSchema, guardrails)) return;
     guardrails.denyPatterns.forEach((pattern, patternIndex) => {

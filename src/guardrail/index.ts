@@ -14,7 +14,6 @@ export {
   PASS,
   type Verdict,
 } from "./guardrail.ts";
-export { compileJsonSchema } from "./json-schema.ts";
 export { maxLengthGuardrail } from "./max-length.ts";
 export { type ModerationDeps, moderationGuardrail } from "./moderation.ts";
 export { outputSchemaGuardrail } from "./output-schema.ts";

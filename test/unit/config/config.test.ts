@@ -455,3 +455,18 @@ describe("derived values", () => {
     expect(publicUrl(loadConfig({ env: { A2A_SERVER_HOST: "10.0.0.5" } }))).toBe("http://10.0.0.5:8080");
   });
 });
+
+test("a profile's inputSchema or outputSchema that is not a usable JSON Schema is a start-up error naming it", () => {
+  const dir = mkdtempSync(join(tmpdir(), "a2a-config-"));
+  const file = join(dir, "config.json");
+  const profile = {
+    name: "orders",
+    description: "d",
+    handler: "echo",
+    skill: { id: "s", name: "S", description: "d" },
+  };
+  writeFileSync(file, JSON.stringify({ profiles: [{ ...profile, outputSchema: { type: "strnig" } }] }));
+  expect(() => loadConfig({ file, env: {} })).toThrow(
+    /profiles\[0\] \(name "orders"\)\.outputSchema: not a usable JSON Schema/,
+  );
+});

@@ -91,7 +91,7 @@ describe("guardrailsForProfile", () => {
 
   test.each([
     [{ denyPatterns: ["/(/"] }, {}, "deny pattern 0"],
-    [{}, { outputSchema: { type: "object", patternProperties: {} } }, "patternProperties"],
+    [{}, { outputSchema: { type: "strnig" } }, "outputSchema does not compile"],
     [{ moderation: { baseUrl: "http://127.0.0.1:9", apiKeyEnv: "MISSING", timeoutMs: 100 } }, {}, "MISSING"],
     [{ moderation: { baseUrl: "http://127.0.0.1:9", apiKeyEnv: "EMPTY", timeoutMs: 100 } }, {}, "EMPTY"],
   ])("an unusable setting refuses to build, naming the profile (%j %j)", (guardrails, extra, problem) => {
