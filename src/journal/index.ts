@@ -4,6 +4,8 @@ export { type ClientRecord, ClientRegistry, hashApiKey, type NewClient } from ".
 export { contentHash } from "./content-hash.ts";
 export * from "./errors.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
+export { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "./push-configs.ts";
+export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
 export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
 export * from "./schema/index.ts";

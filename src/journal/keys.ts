@@ -43,6 +43,22 @@ export class KeySpace {
   journal(shard: number, taskId: string): string {
     return `${this.shard(shard)}journal:${taskId}`;
   }
+  /** HASH: a task's push notification configs, config id → TaskPushNotificationConfig JSON (with credentials). */
+  pushConfigs(shard: number, taskId: string): string {
+    return `${this.shard(shard)}push:${taskId}`;
+  }
+  /** LIST: a task's pending webhook deliveries in journal order (JSON: id, cfg, rev, ev, attempts). */
+  pushQueue(shard: number, taskId: string): string {
+    return `${this.shard(shard)}pushq:${taskId}`;
+  }
+  /** ZSET: task ids with pending deliveries, scored by when the next attempt is due (ms); a claim pushes it ahead. */
+  pushReady(shard: number): string {
+    return `${this.shard(shard)}pushready`;
+  }
+  /** STREAM: deliveries given up or refused (`task`, `cfg`, `rev`, `id`, `reason`). */
+  pushDead(shard: number): string {
+    return `${this.shard(shard)}pushdead`;
+  }
   /** STRING: `<content hash>:<taskId>` for a client's messageId, with a TTL. */
   dedup(shard: number, clientId: string, messageId: string): string {
     return `${this.shard(shard)}dedup:${clientId}:${messageId}`;

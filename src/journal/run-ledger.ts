@@ -119,6 +119,9 @@ export class RunLedger {
         k.clientTasks(s, claim.clientId),
         k.clientActive(s, claim.clientId),
         k.profileActive(s, claim.profile),
+        k.pushConfigs(s, claim.taskId),
+        k.pushQueue(s, claim.taskId),
+        k.pushReady(s),
       ],
       [
         claim.fence,

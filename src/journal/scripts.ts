@@ -7,17 +7,20 @@ import type { Cluster, Redis } from "ioredis";
 export type RedisLike = Redis | Cluster;
 
 const SCRIPT_FILES = {
-  accept: "accept-10.lua",
-  resume: "resume-10.lua",
-  transition: "transition-6.lua",
+  accept: "accept-11.lua",
+  resume: "resume-13.lua",
+  transition: "transition-9.lua",
   claim: "claim-2.lua",
   renew: "renew-2.lua",
   release: "release-2.lua",
   deadLetter: "deadLetter-2.lua",
-  cancel: "cancel-6.lua",
+  cancel: "cancel-9.lua",
   snapshot: "snapshot-2.lua",
   heartbeat: "heartbeat-1.lua",
   lease: "lease-1.lua",
+  pushClaim: "pushClaim-1.lua",
+  pushSettle: "pushSettle-4.lua",
+  pushConfig: "pushConfig-2.lua",
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;

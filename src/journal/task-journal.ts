@@ -16,7 +16,14 @@ import {
   WorkerUnavailableError,
 } from "./errors.ts";
 import type { KeySpace } from "./keys.ts";
-import type { Message, StreamResponse, Task, TaskState, TaskStatus } from "./schema/index.ts";
+import type {
+  Message,
+  StreamResponse,
+  Task,
+  TaskPushNotificationConfig,
+  TaskState,
+  TaskStatus,
+} from "./schema/index.ts";
 import { type RedisLike, runScript, type ScriptReply } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
@@ -27,6 +34,8 @@ export interface JournalSettings {
   dedupSeconds: number;
   /** Retry-After given with a refusal over capacity or without a worker. */
   retryAfterSeconds: number;
+  /** Push notification configs one task may hold (default 10). */
+  maxPushConfigsPerTask?: number;
 }
 
 export interface AcceptInput {
@@ -37,6 +46,8 @@ export interface AcceptInput {
   /** The client's message as sent; the stored copy gets the task id and context id. */
   message: Message;
   metadata?: Record<string, unknown> | undefined;
+  /** An inline push notification config (`configuration.taskPushNotificationConfig`), stored with the task. */
+  pushConfig?: (TaskPushNotificationConfig & { id: string }) | undefined;
 }
 
 export interface ResumeInput extends AcceptInput {
@@ -139,7 +150,7 @@ export class TaskJournal {
 
   /** Accepts a new task in one atomic step, or refuses with nothing stored. */
   async accept(input: AcceptInput): Promise<Accepted> {
-    const { clientId, profile, message } = input;
+    const { clientId, profile, message, pushConfig: push } = input;
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
     const taskId = ulid();
@@ -166,6 +177,7 @@ export class TaskJournal {
           k.journal(shard, taskId),
           k.clientTasks(shard, clientId),
           k.queue(shard),
+          k.pushConfigs(shard, taskId),
         ],
         [
           this.settings.livenessSeconds,
@@ -182,6 +194,8 @@ export class TaskJournal {
           timestamp.getTime(),
           this.settings.dedupSeconds,
           input.metadata ? JSON.stringify(input.metadata) : "",
+          push ? push.id : "",
+          push ? JSON.stringify({ ...push, taskId }) : "",
         ],
       );
     } catch (error) {
@@ -197,7 +211,7 @@ export class TaskJournal {
 
   /** Resumes an INPUT_REQUIRED or AUTH_REQUIRED task with the client's follow-up; the same run is queued again. */
   async resume(input: ResumeInput): Promise<Accepted> {
-    const { clientId, profile, message, taskId } = input;
+    const { clientId, profile, message, taskId, pushConfig: push } = input;
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
     const timestamp = new Date();
@@ -225,6 +239,9 @@ export class TaskJournal {
           k.journal(shard, taskId),
           k.clientTasks(shard, clientId),
           k.queue(shard),
+          k.pushConfigs(shard, taskId),
+          k.pushQueue(shard, taskId),
+          k.pushReady(shard),
         ],
         [
           this.settings.livenessSeconds,
@@ -239,6 +256,9 @@ export class TaskJournal {
           this.settings.dedupSeconds,
           k.eventsChannel(),
           profile,
+          push ? push.id : "",
+          push ? JSON.stringify({ ...push, taskId }) : "",
+          this.settings.maxPushConfigsPerTask ?? 10,
         ],
       );
     } catch (error) {
@@ -258,6 +278,12 @@ export class TaskJournal {
           throw new UnsupportedOperationError("The task is not waiting for input; wait for it or cancel it", {
             taskId,
           });
+        case -9:
+          throw new InvalidParamsError(
+            `The task has as many push notification configs as allowed (${this.settings.maxPushConfigsPerTask ?? 10})`,
+            [{ field: "configuration.taskPushNotificationConfig", description: "push config limit reached" }],
+            "PUSH_CONFIG_LIMIT_EXCEEDED",
+          );
         default:
           this.refusal(reply, clientId, profile);
       }
@@ -317,6 +343,9 @@ export class TaskJournal {
           k.clientTasks(shard, clientId),
           k.clientActive(shard, clientId),
           k.profileActive(shard, profile),
+          k.pushConfigs(shard, taskId),
+          k.pushQueue(shard, taskId),
+          k.pushReady(shard),
         ],
         [
           clientId,

@@ -42,6 +42,9 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.clientTasks(0, asClient),
       k.clientActive(0, asClient),
       k.profileActive(0, PROFILE),
+      k.pushConfigs(0, task.taskId),
+      k.pushQueue(0, task.taskId),
+      k.pushReady(0),
     ],
     [
       asClient,

@@ -29,8 +29,8 @@ function negativeCodes(text: string, pattern: RegExp): number[] {
   return [...new Set([...text.matchAll(pattern)].map((m) => Number(m[1])))].sort();
 }
 
-test("there are the eleven scripts, and the loader serves each file as it is", () => {
-  expect(files.length).toBe(11);
+test("there are the fourteen scripts, and the loader serves each file as it is", () => {
+  expect(files.length).toBe(14);
   for (const file of files) {
     const name = file.replace(/-\d+\.lua$/, "") as ScriptName;
     expect(scriptSource(name)).toBe(readFileSync(new URL(file, dir), "utf8"));

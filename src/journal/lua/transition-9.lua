@@ -5,6 +5,7 @@
   A terminal task, its run and its journal get their retention TTLs.
 
     KEYS[1] task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
+    KEYS[7] pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  kind: "status" (state change or progress) | "artifact" (artifact update, state unchanged)
@@ -71,6 +72,18 @@ if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'hist', hist)
 end
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[5])
+
+-- one webhook delivery per push config of the task, in journal order (the outbox; workers deliver it)
+local configs = redis.call('HKEYS', KEYS[7])
+table.sort(configs)
+if #configs > 0 then
+  for _, cfg in ipairs(configs) do
+    redis.call('RPUSH', KEYS[8], '{"id":"' .. task[4] .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":' .. rev
+      .. ',"attempts":0,"ev":' .. ARGV[5] .. '}')
+  end
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[9], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), task[4])
+end
 redis.call('ZADD', KEYS[4], ARGV[8], task[4])
 if TERMINAL[to] then
   redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
@@ -79,6 +92,7 @@ if TERMINAL[to] then
   redis.call('EXPIRE', KEYS[1], ARGV[9])
   redis.call('EXPIRE', KEYS[2], ARGV[9])
   redis.call('EXPIRE', KEYS[3], ARGV[10])
+  redis.call('EXPIRE', KEYS[7], ARGV[9])
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)
   redis.call('SREM', KEYS[5], task[4])

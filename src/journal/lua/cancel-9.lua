@@ -4,6 +4,7 @@
   answers by ending the task CANCELED. A terminal task is refused as not cancelable; a canceled one is returned as is.
 
     KEYS[1] task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
+    KEYS[7] pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
 
     ARGV[1] client id   ARGV[2] status JSON (CANCELED)   ARGV[3] journal event JSON   ARGV[4] now (ms)
     ARGV[5] retention (s)   ARGV[6] journal retention (s)   ARGV[7] events channel   ARGV[8] cancel channel
@@ -33,6 +34,18 @@ end
 rev = rev + 1
 redis.call('HSET', KEYS[1], 'state', 'TASK_STATE_CANCELED', 'rev', rev, 'st', ARGV[2], 'ts', ARGV[4])
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[3])
+
+-- one webhook delivery per push config of the task, in journal order (the outbox; workers deliver it)
+local configs = redis.call('HKEYS', KEYS[7])
+table.sort(configs)
+if #configs > 0 then
+  for _, cfg in ipairs(configs) do
+    redis.call('RPUSH', KEYS[8], '{"id":"' .. task[4] .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":' .. rev
+      .. ',"attempts":0,"ev":' .. ARGV[3] .. '}')
+  end
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[9], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), task[4])
+end
 redis.call('ZADD', KEYS[4], ARGV[4], task[4])
 redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
 redis.call('SREM', KEYS[5], task[4])
@@ -40,5 +53,6 @@ redis.call('SREM', KEYS[6], task[4])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 redis.call('EXPIRE', KEYS[3], ARGV[6])
+redis.call('EXPIRE', KEYS[7], ARGV[5])
 redis.call('PUBLISH', ARGV[7], task[4])
 return {1, rev}

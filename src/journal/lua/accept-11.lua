@@ -15,6 +15,7 @@
     KEYS[8]  journal         STREAM  the task journal
     KEYS[9]  clientTasks     ZSET    the client's task ids by status timestamp (ms)
     KEYS[10] queue           STREAM  the shard's run queue
+    KEYS[11] pushConfigs     HASH    the task's push notification configs (an inline config is stored here)
 
     ARGV[1]  livenessSeconds (number)      ARGV[2]  profile quota (0 = none)
     ARGV[3]  content hash of the message   ARGV[4]  task id         ARGV[5]  run id
@@ -22,6 +23,7 @@
     ARGV[9]  status JSON (SUBMITTED)       ARGV[10] history JSON (array)
     ARGV[11] journal event JSON ({"task":…})  ARGV[12] now (ms, status timestamp)
     ARGV[13] dedup TTL (s)                 ARGV[14] metadata JSON or ""
+    ARGV[15] inline push config id or ""  ARGV[16] inline push config JSON or ""
 
   Returns: {1, taskId} created; {0, taskId} same messageId and content seen before (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
@@ -73,4 +75,7 @@ redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[13])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
 redis.call('ZADD', KEYS[9], ARGV[12], taskId)
+if ARGV[15] ~= '' then
+  redis.call('HSET', KEYS[11], ARGV[15], ARGV[16])
+end
 return {1, taskId}

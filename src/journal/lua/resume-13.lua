@@ -5,17 +5,19 @@
 
     KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup
     KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
+    KEYS[11] pushConfigs   KEYS[12] pushQueue   KEYS[13] pushReady
 
     ARGV[1]  livenessSeconds      ARGV[2]  profile quota (0 = none)   ARGV[3] content hash of the message
     ARGV[4]  task id              ARGV[5]  client id                  ARGV[6] message JSON (appended to history)
     ARGV[7]  status JSON (SUBMITTED)   ARGV[8] journal event JSON ({"statusUpdate":…})
     ARGV[9]  now (ms)             ARGV[10] dedup TTL (s)              ARGV[11] events channel
     ARGV[12] profile the request was addressed to (a task of another profile is not found)
+    ARGV[13] inline push config id or ""   ARGV[14] inline push config JSON or ""   ARGV[15] max push configs per task
 
   Returns: {1, taskId, rev} resumed; {0, taskId} same messageId and content seen before (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
            -5 client unknown or revoked; -6 no such task for this client; -7 task is terminal;
-           -8 task is not waiting for input (submitted or working)
+           -8 task is not waiting for input (submitted or working); -9 the task has as many push configs as allowed
 ]]
 local seen = redis.call('GET', KEYS[5])
 if seen then
@@ -58,6 +60,11 @@ if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
   return -3
 end
 
+if ARGV[13] ~= '' and redis.call('HEXISTS', KEYS[11], ARGV[13]) == 0
+    and redis.call('HLEN', KEYS[11]) >= tonumber(ARGV[15]) then
+  return -9
+end
+
 -- all checks passed: writes only from here on
 local taskId = ARGV[4]
 local rev = tonumber(task[3]) + 1
@@ -72,7 +79,21 @@ local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId)
 redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0)
 redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])
 redis.call('PERSIST', KEYS[8])
+if ARGV[13] ~= '' then
+  redis.call('HSET', KEYS[11], ARGV[13], ARGV[14])
+end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', ARGV[8])
+
+-- one webhook delivery per push config of the task, in journal order (the outbox; workers deliver it)
+local configs = redis.call('HKEYS', KEYS[11])
+table.sort(configs)
+if #configs > 0 then
+  for _, cfg in ipairs(configs) do
+    redis.call('RPUSH', KEYS[12], '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":' .. rev
+      .. ',"attempts":0,"ev":' .. ARGV[8] .. '}')
+  end
+  redis.call('ZADD', KEYS[13], 'NX', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), taskId)
+end
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)

@@ -1,0 +1,97 @@
+// The workers' side of push notifications: the outbox the journal scripts fill (one delivery per config and event),
+// claimed per task so that one worker delivers a task's events in order, and settled after each attempt.
+import type { KeySpace } from "./keys.ts";
+import type { StoredPushConfig } from "./push-configs.ts";
+import type { StreamResponse } from "./schema/index.ts";
+import { type RedisLike, runScript } from "./scripts.ts";
+
+/** One pending webhook delivery, as the journal scripts enqueue it. `id` is stable across retries (webhook-id). */
+export interface OutboxDelivery {
+  id: string;
+  cfg: string;
+  rev: number;
+  attempts: number;
+  ev: StreamResponse;
+}
+
+/** The head delivery of a task and its config; `config` is undefined when the config was deleted meanwhile. */
+export interface DueDelivery {
+  shard: number;
+  taskId: string;
+  delivery: OutboxDelivery;
+  config: StoredPushConfig | undefined;
+}
+
+export type Settlement =
+  | { outcome: "done" }
+  | { outcome: "retry"; atMs: number }
+  | { outcome: "dead"; reason: string }
+  | { outcome: "disable"; reason: string };
+
+export class PushOutbox {
+  constructor(
+    private readonly redis: RedisLike,
+    readonly keys: KeySpace,
+  ) {}
+
+  /** Claims up to `max` tasks of a shard whose next delivery is due; each stays claimed for `leaseMs`. */
+  async claim(shard: number, max: number, leaseMs: number): Promise<string[]> {
+    const reply = await runScript(this.redis, "pushClaim", [this.keys.pushReady(shard)], [max, leaseMs]);
+    return (reply as string[] | null) ?? [];
+  }
+
+  /** The head delivery of a claimed task, with its config; undefined when the task has nothing left. */
+  async head(shard: number, taskId: string): Promise<DueDelivery | undefined> {
+    const [[, json], [, configs]] = (await this.redis
+      .multi()
+      .lindex(this.keys.pushQueue(shard, taskId), 0)
+      .hgetall(this.keys.pushConfigs(shard, taskId))
+      .exec()) as [[unknown, string | null], [unknown, Record<string, string>]];
+    if (json === null) {
+      await this.redis.zrem(this.keys.pushReady(shard), taskId);
+      return undefined;
+    }
+    const delivery = JSON.parse(json) as OutboxDelivery;
+    const config = configs[delivery.cfg];
+    return {
+      shard,
+      taskId,
+      delivery,
+      config: config === undefined ? undefined : (JSON.parse(config) as StoredPushConfig),
+    };
+  }
+
+  /** Records the outcome of one attempt at the head delivery; false when the head changed meanwhile. */
+  async settle(due: DueDelivery, settlement: Settlement): Promise<boolean> {
+    const { shard, taskId, delivery } = due;
+    const retried = settlement.outcome === "retry" ? { ...delivery, attempts: delivery.attempts + 1 } : delivery;
+    const reply = await runScript(
+      this.redis,
+      "pushSettle",
+      [
+        this.keys.pushQueue(shard, taskId),
+        this.keys.pushReady(shard),
+        this.keys.pushDead(shard),
+        this.keys.pushConfigs(shard, taskId),
+      ],
+      [
+        taskId,
+        delivery.id,
+        settlement.outcome,
+        JSON.stringify(retried),
+        settlement.outcome === "retry" ? settlement.atMs : 0,
+        "reason" in settlement ? settlement.reason : "",
+        delivery.cfg,
+        delivery.rev,
+        10_000,
+      ],
+    );
+    return reply === 1;
+  }
+
+  /** Redis time (ms), the clock deliveries are scheduled in. */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+}
