@@ -1,7 +1,9 @@
 #!/usr/bin/env bun
 // The a2a-runtime command line: the only entry that reads the environment and argv, and wires the areas together.
 import { Command } from "commander";
+import { registerClients } from "./cli/clients.ts";
 import { createContext } from "./cli/context.ts";
+import { registerGateway } from "./cli/gateway.ts";
 import { registerStart } from "./cli/start.ts";
 import { ConfigError } from "./config/index.ts";
 
@@ -13,6 +15,8 @@ const program = new Command()
 
 const context = createContext(process.env, () => program.opts<{ config?: string }>().config);
 registerStart(program, context);
+registerClients(program, context);
+registerGateway(program, context);
 
 try {
   await program.parseAsync(process.argv);

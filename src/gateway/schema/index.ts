@@ -52,6 +52,7 @@ export {
   type CheckResult,
   checkJsonRpcRequest,
   checkParams,
+  checkWith,
   isA2aMethod,
   MAX_VIOLATIONS,
   type Violation,

@@ -1,0 +1,39 @@
+// `a2a-runtime gateway`: serves the A2A JSON-RPC endpoints, agent cards and health until SIGTERM or SIGINT, then
+// stops in order (waits answered, waiting leases released, connections closed).
+import { type Command, InvalidArgumentError } from "commander";
+import { startGateway } from "../gateway/index.ts";
+import type { CliContext } from "./context.ts";
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError("must be a port, 0..65535");
+  return Number(value);
+}
+
+export function registerGateway(program: Command, context: CliContext): void {
+  program
+    .command("gateway")
+    .description("serve the A2A JSON-RPC endpoints, agent cards and health checks")
+    .option("--port <n>", "TCP port (default: server.port; 0 picks a free one)", port)
+    .action(async (options: { port?: number }) => {
+      const config = context.config();
+      const logger = context.logger("gateway");
+      const gateway = await startGateway(config, {
+        logger,
+        ...(options.port === undefined ? {} : { port: options.port }),
+      });
+      await new Promise<void>((resolve) => {
+        const shutdown = (signal: NodeJS.Signals): void => {
+          logger.info({ signal }, "stopping gateway");
+          process.off("SIGTERM", shutdown);
+          process.off("SIGINT", shutdown);
+          gateway.stop().then(resolve, (error: unknown) => {
+            logger.error({ err: error }, "gateway did not stop cleanly");
+            process.exitCode = 1;
+            resolve();
+          });
+        };
+        process.on("SIGTERM", shutdown);
+        process.on("SIGINT", shutdown);
+      });
+    });
+}

@@ -1,0 +1,98 @@
+// Builds each profile's public agent card (one skill, one JSON-RPC interface at /a2a/<profile>) and serves it with
+// Cache-Control and an ETag. Cards carry no credentials and no internal details (handler, limits, identity).
+import { createHash } from "node:crypto";
+import packageJson from "../../package.json" with { type: "json" };
+import type { Profile } from "../config/index.ts";
+import type { AgentCard, SecurityRequirement, SecurityScheme } from "../journal/index.ts";
+import { API_KEY_HEADER } from "./authenticator.ts";
+
+/** The A2A protocol version this gateway serves, as cards and `A2A-Version` spell it. */
+export const PROTOCOL_VERSION = "1.0";
+/** How long clients and proxies may cache a card, in seconds. */
+export const CARD_MAX_AGE_SECONDS = 300;
+
+/** The JSON-RPC endpoint path of a profile. */
+export function profilePath(profile: string): string {
+  return `/a2a/${profile}`;
+}
+
+const SECURITY_SCHEMES: Record<string, SecurityScheme> = {
+  bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } },
+  apiKey: { apiKeySecurityScheme: { location: "header", name: API_KEY_HEADER } },
+};
+
+// Either scheme suffices: one requirement per scheme.
+const SECURITY_REQUIREMENTS: SecurityRequirement[] = [
+  { schemes: { bearer: { list: [] } } },
+  { schemes: { apiKey: { list: [] } } },
+];
+
+/** The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/". */
+export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
+  const { skill } = profile;
+  return {
+    name: profile.name,
+    description: profile.description,
+    version: packageJson.version,
+    supportedInterfaces: [
+      { url: `${baseUrl}${profilePath(profile.name)}`, protocolBinding: "JSONRPC", protocolVersion: PROTOCOL_VERSION },
+    ],
+    // Streaming and push notifications are not served yet: their methods answer -32004 and -32003.
+    capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
+    securitySchemes: SECURITY_SCHEMES,
+    securityRequirements: SECURITY_REQUIREMENTS,
+    defaultInputModes: [...profile.inputModes],
+    defaultOutputModes: [...profile.outputModes],
+    skills: [
+      {
+        id: skill.id,
+        name: skill.name,
+        description: skill.description,
+        // tags is a required, non-empty list on the wire.
+        tags: skill.tags.length > 0 ? [...skill.tags] : [profile.name],
+        ...(skill.examples && skill.examples.length > 0 ? { examples: [...skill.examples] } : {}),
+        inputModes: [...profile.inputModes],
+        outputModes: [...profile.outputModes],
+      },
+    ],
+  };
+}
+
+interface ServedCard {
+  readonly body: string;
+  readonly etag: string;
+}
+
+/** Every profile's card, serialized once per base URL, answered as JSON or 304 on a matching If-None-Match. */
+export class AgentCards {
+  private readonly cards = new Map<string, ServedCard>();
+
+  constructor(
+    private readonly profiles: readonly Profile[],
+    private readonly baseUrl: () => string,
+  ) {}
+
+  /** The card response of a profile (the first one when `name` is undefined), or undefined for an unknown name. */
+  respond(name: string | undefined, request: Request): Response | undefined {
+    const profile = name === undefined ? this.profiles[0] : this.profiles.find((p) => p.name === name);
+    if (!profile) return undefined;
+    const base = this.baseUrl();
+    const cacheKey = `${profile.name} ${base}`;
+    let card = this.cards.get(cacheKey);
+    if (!card) {
+      const body = JSON.stringify(buildAgentCard(profile, base));
+      card = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
+      this.cards.set(cacheKey, card);
+    }
+    const headers = {
+      "Cache-Control": `public, max-age=${CARD_MAX_AGE_SECONDS}`,
+      ETag: card.etag,
+      "Content-Type": "application/json",
+    };
+    const match = request.headers.get("if-none-match");
+    if (match?.split(",").some((tag) => tag.trim().replace(/^W\//, "") === card.etag)) {
+      return new Response(null, { status: 304, headers });
+    }
+    return new Response(card.body, { headers });
+  }
+}

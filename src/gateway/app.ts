@@ -1,0 +1,34 @@
+// The Elysia app: agent cards, health, and one JSON-RPC endpoint per profile at /a2a/<profile>. Used through
+// app.handle(request); the runtime seam (serve.ts) binds it to a port. Unknown paths answer 404 in JSON-RPC form.
+import { Elysia } from "elysia";
+import { dispatch } from "./dispatcher.ts";
+import type { GatewayContext } from "./gateway-context.ts";
+import { healthz, readyz } from "./health.ts";
+import { EndpointNotFoundError, errorAnswer, errorResponse } from "./jsonrpc-errors.ts";
+
+function notFound(request: Request): Response {
+  return errorResponse(errorAnswer(new EndpointNotFoundError(new URL(request.url).pathname), null));
+}
+
+export function createGatewayApp(context: GatewayContext) {
+  return new Elysia()
+    .onError(({ code, error, request }) => {
+      if (code === "NOT_FOUND") return notFound(request);
+      context.logger.error({ err: error, code }, "unhandled gateway error");
+      const answer = errorAnswer(error, null);
+      return errorResponse({ ...answer, status: 500 });
+    })
+    .get("/healthz", () => healthz())
+    .get("/readyz", () => readyz(context))
+    .get(
+      "/.well-known/agent-card.json",
+      ({ request }) => context.cards.respond(undefined, request) ?? notFound(request),
+    )
+    .get(
+      "/a2a/:profile/.well-known/agent-card.json",
+      ({ params, request }) => context.cards.respond(params.profile, request) ?? notFound(request),
+    )
+    .post("/a2a/:profile", ({ params, request }) => dispatch(context, params.profile, request), { parse: "none" });
+}
+
+export type GatewayApp = ReturnType<typeof createGatewayApp>;

@@ -1,0 +1,80 @@
+// Reads a request's credentials (Bearer token or X-API-Key) and finds the client they belong to, with a cache of at
+// most one second so that the accept path stays at few Redis round trips and a revoked key stops within a second.
+import {
+  type ClientRecord,
+  type ClientRegistry,
+  hashApiKey,
+  PermissionDeniedError,
+  storeFailure,
+  UnauthenticatedError,
+} from "../journal/index.ts";
+
+/** The API-key header the agent card declares (apiKeySecurityScheme). */
+export const API_KEY_HEADER = "X-API-Key";
+
+interface CacheEntry {
+  readonly expiresAt: number;
+  readonly lookup: Promise<ClientRecord | undefined>;
+}
+
+/** The API key a request carries, or undefined. `Authorization: Bearer` wins over the API-key header. */
+export function credentialsOf(headers: Headers): string | undefined {
+  const authorization = headers.get("authorization");
+  if (authorization !== null) {
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+    return match?.[1];
+  }
+  const apiKey = headers.get(API_KEY_HEADER)?.trim();
+  return apiKey === undefined || apiKey === "" ? undefined : apiKey;
+}
+
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  /**
+   * @param ttlMs how long a lookup (found or not) is reused; at most 1000 so revocation takes effect within a second.
+   * @param maxEntries bound on the cache, so a flood of made-up keys cannot grow memory.
+   */
+  constructor(
+    private readonly registry: Pick<ClientRegistry, "authenticate">,
+    private readonly ttlMs = 1000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** The live client the request authenticates as; throws UnauthenticatedError (401) otherwise. */
+  async authenticate(headers: Headers): Promise<ClientRecord> {
+    const apiKey = credentialsOf(headers);
+    if (apiKey === undefined) throw new UnauthenticatedError("Missing credentials: send Authorization: Bearer <key>");
+    const record = await this.lookup(apiKey);
+    if (!record) throw new UnauthenticatedError("Invalid credentials");
+    return record;
+  }
+
+  /** Throws PermissionDeniedError (403) when the client may not use the profile. */
+  authorize(client: ClientRecord, profile: string): void {
+    if (!client.profiles.includes("*") && !client.profiles.includes(profile)) throw new PermissionDeniedError(profile);
+  }
+
+  private lookup(apiKey: string): Promise<ClientRecord | undefined> {
+    const hash = hashApiKey(apiKey);
+    const now = performance.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expiresAt > now) return cached.lookup;
+    if (this.cache.size >= this.maxEntries) this.evictExpired(now);
+    // Concurrent requests with one key share one lookup; a failed lookup is not cached.
+    const entry: CacheEntry = {
+      expiresAt: now + this.ttlMs,
+      lookup: this.registry.authenticate(apiKey).catch((error: unknown) => {
+        if (this.cache.get(hash) === entry) this.cache.delete(hash);
+        return storeFailure(error);
+      }),
+    };
+    this.cache.set(hash, entry);
+    return entry.lookup;
+  }
+
+  private evictExpired(now: number): void {
+    for (const [hash, entry] of this.cache) if (entry.expiresAt <= now) this.cache.delete(hash);
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+  }
+}

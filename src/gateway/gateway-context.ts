@@ -1,0 +1,44 @@
+// What every request handler of one gateway process shares: configuration, the two Redis connections' users (journal,
+// tail, leases, authenticator), the profiles with their compiled input checkers, and the cards.
+import type { Redis } from "ioredis";
+import { type Config, compileJsonSchema, type Profile, type SchemaCheck } from "../config/index.ts";
+import type { KeySpace, TaskJournal } from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+import type { AgentCards } from "./agent-card.ts";
+import type { Authenticator } from "./authenticator.ts";
+import type { JournalTail } from "./journal-tail.ts";
+import type { WaitingLeases } from "./waiting-leases.ts";
+
+export interface ProfileRuntime {
+  readonly profile: Profile;
+  /** Checks each data part of an incoming message; undefined when the profile has no inputSchema. */
+  readonly inputChecker: SchemaCheck | undefined;
+}
+
+export interface GatewayContext {
+  readonly config: Config;
+  readonly keys: KeySpace;
+  /** The shared command connection (auto-pipelining). */
+  readonly redis: Redis;
+  readonly journal: TaskJournal;
+  readonly tail: JournalTail;
+  readonly waiting: WaitingLeases;
+  readonly auth: Authenticator;
+  readonly profiles: ReadonlyMap<string, ProfileRuntime>;
+  readonly cards: AgentCards;
+  readonly logger: Logger;
+  /** Retry-After, in seconds, of every refusal over capacity. */
+  readonly retryAfterSeconds: number;
+  /** A fresh id for one request (unique within this process). */
+  nextRequestId(): string;
+}
+
+/** Prepares every profile once (the config loader has already refused an inputSchema that does not compile). */
+export function profileRuntimes(config: Config): Map<string, ProfileRuntime> {
+  const runtimes = new Map<string, ProfileRuntime>();
+  for (const profile of config.profiles) {
+    const inputChecker = profile.inputSchema === undefined ? undefined : compileJsonSchema(profile.inputSchema);
+    runtimes.set(profile.name, { profile, inputChecker });
+  }
+  return runtimes;
+}

@@ -1,0 +1,214 @@
+// The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
+// registered per task, each change answered by one snapshot read on the shared command connection. However many
+// requests wait, the gateway holds the same two Redis connections.
+import type { Redis } from "ioredis";
+import type { KeySpace, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+
+/**
+ * Something that follows one task. `onSnapshot` gets the task's fresh snapshot after every change notice (a journal
+ * append, a subscriber reconnect, the safety tick), or undefined once the task is gone. Calls for one task never
+ * overlap and their snapshots never go back in revision (one may repeat), so a follower that keeps a journal cursor
+ * can read the entries after it (`TaskJournal.readJournal`) on each call and deliver them in order: that is how a
+ * stream consumer builds on this tail.
+ */
+export interface TaskFollower {
+  readonly clientId: string;
+  readonly taskId: string;
+  onSnapshot(snapshot: Snapshot | undefined): void;
+}
+
+export type WaitOutcome =
+  | { kind: "met"; snapshot: Snapshot }
+  | { kind: "gone" }
+  | { kind: "timeout" }
+  | { kind: "aborted" }
+  | { kind: "stopped" };
+
+export interface JournalTailOptions {
+  /** A connection of its own: it enters subscriber mode. */
+  subscriber: Redis;
+  /** The shared command connection, for the safety tick's pipeline. */
+  redis: Redis;
+  journal: TaskJournal;
+  keys: KeySpace;
+  logger: Logger;
+  /** How often every followed task is re-checked in one pipeline, in case a notice was lost. */
+  safetyIntervalMs?: number;
+}
+
+interface Followed {
+  readonly clientId: string;
+  readonly taskId: string;
+  readonly followers: Set<TaskFollower>;
+  lastRev: number;
+  reading: boolean;
+  dirty: boolean;
+}
+
+export class JournalTail {
+  /** taskId → clientId → the task's followers. */
+  private readonly tasks = new Map<string, Map<string, Followed>>();
+  private readonly stoppers = new Set<() => void>();
+  private safetyTimer: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: JournalTailOptions) {}
+
+  /** Subscribes to the events channel; resolves once the subscription is in place. */
+  async start(): Promise<void> {
+    const { subscriber, keys, logger } = this.options;
+    subscriber.on("message", (_channel: string, taskId: string) => this.notice(taskId));
+    let ready = false;
+    subscriber.on("ready", () => {
+      // After a reconnect ioredis subscribes again; notices sent in between are recovered by re-reading.
+      if (ready) this.recheckAll();
+      ready = true;
+    });
+    await subscriber.subscribe(keys.eventsChannel());
+    ready = true;
+    const interval = this.options.safetyIntervalMs ?? 5000;
+    this.safetyTimer = setInterval(() => this.recheckAll(), interval);
+    logger.debug({ channel: keys.eventsChannel() }, "journal tail subscribed");
+  }
+
+  /** Registers a follower, then reads the task once: a change after registration is never missed. */
+  follow(follower: TaskFollower): () => void {
+    let byClient = this.tasks.get(follower.taskId);
+    if (!byClient) {
+      byClient = new Map();
+      this.tasks.set(follower.taskId, byClient);
+    }
+    let followed = byClient.get(follower.clientId);
+    if (!followed) {
+      followed = {
+        clientId: follower.clientId,
+        taskId: follower.taskId,
+        followers: new Set(),
+        lastRev: -1,
+        reading: false,
+        dirty: false,
+      };
+      byClient.set(follower.clientId, followed);
+    }
+    followed.followers.add(follower);
+    this.refresh(followed);
+    const entry = followed;
+    return () => {
+      entry.followers.delete(follower);
+      if (entry.followers.size > 0) return;
+      const current = this.tasks.get(entry.taskId);
+      if (current?.get(entry.clientId) !== entry) return;
+      current.delete(entry.clientId);
+      if (current.size === 0) this.tasks.delete(entry.taskId);
+    };
+  }
+
+  /**
+   * Waits until `condition` holds for the client's task, the task is gone, `timeoutMs` passes, `signal` aborts or
+   * the tail stops. Costs one timer and no Redis connection of its own.
+   */
+  waitUntil(
+    clientId: string,
+    taskId: string,
+    condition: (record: TaskRecord) => boolean,
+    options: { timeoutMs: number; signal?: AbortSignal | undefined },
+  ): Promise<WaitOutcome> {
+    if (this.stopped) return Promise.resolve({ kind: "stopped" });
+    const { signal } = options;
+    if (signal?.aborted) return Promise.resolve({ kind: "aborted" });
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (outcome: WaitOutcome): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.stoppers.delete(onStop);
+        unfollow();
+        resolve(outcome);
+      };
+      const onAbort = (): void => finish({ kind: "aborted" });
+      const onStop = (): void => finish({ kind: "stopped" });
+      const timer = setTimeout(() => finish({ kind: "timeout" }), Math.max(0, options.timeoutMs));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.stoppers.add(onStop);
+      const unfollow = this.follow({
+        clientId,
+        taskId,
+        onSnapshot: (snapshot) => {
+          if (!snapshot) finish({ kind: "gone" });
+          else if (condition(snapshot.record)) finish({ kind: "met", snapshot });
+        },
+      });
+    });
+  }
+
+  /** Tasks followed now (for tests and metrics). */
+  get followedTasks(): number {
+    return this.tasks.size;
+  }
+
+  /** Ends every wait (outcome "stopped"), stops the safety tick and leaves the channel. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.safetyTimer !== undefined) clearInterval(this.safetyTimer);
+    for (const stop of [...this.stoppers]) stop();
+    this.tasks.clear();
+    await this.options.subscriber.unsubscribe().catch(() => {});
+  }
+
+  private notice(taskId: string): void {
+    const byClient = this.tasks.get(taskId);
+    if (byClient) for (const followed of byClient.values()) this.refresh(followed);
+  }
+
+  /** Reads the task and hands the snapshot to its followers; a notice during the read causes one more read. */
+  private refresh(followed: Followed): void {
+    if (followed.reading) {
+      followed.dirty = true;
+      return;
+    }
+    followed.reading = true;
+    void this.readLoop(followed);
+  }
+
+  private async readLoop(followed: Followed): Promise<void> {
+    try {
+      do {
+        followed.dirty = false;
+        let snapshot: Snapshot | undefined;
+        try {
+          snapshot = await this.options.journal.snapshot(followed.clientId, followed.taskId);
+        } catch (error) {
+          // The safety tick reads again; a waiter's own deadline bounds how long it goes without news.
+          this.options.logger.warn({ err: error, taskId: followed.taskId }, "journal tail could not read a task");
+          return;
+        }
+        if (snapshot && snapshot.record.rev < followed.lastRev) continue;
+        followed.lastRev = snapshot?.record.rev ?? followed.lastRev;
+        for (const follower of [...followed.followers]) follower.onSnapshot(snapshot);
+      } while (followed.dirty && followed.followers.size > 0);
+    } finally {
+      followed.reading = false;
+    }
+  }
+
+  /** Reads every followed task's revision in one pipeline and refreshes those that moved or vanished. */
+  private recheckAll(): void {
+    const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);
+    if (all.length === 0) return;
+    const { redis, keys, logger } = this.options;
+    const pipeline = redis.pipeline();
+    for (const followed of all) pipeline.hget(keys.task(keys.shardOf(followed.clientId), followed.taskId), "rev");
+    pipeline
+      .exec()
+      .then((replies) => {
+        all.forEach((followed, index) => {
+          const rev = replies?.[index]?.[1];
+          if (typeof rev !== "string" || Number(rev) !== followed.lastRev) this.refresh(followed);
+        });
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "journal tail safety check failed"));
+  }
+}

@@ -1,0 +1,102 @@
+// The blocking wait: a blocking SendMessage answers when its task is terminal or interrupted, never early; at
+// server.blockingWaitSeconds it answers 504 with the task id and the task goes on untouched.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { errorInfo, eventually, type Harness, message, rpc, startHarness } from "./harness.ts";
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ env: { A2A_SERVER_BLOCKING_WAIT_SECONDS: "1" } });
+  await h.actor.live();
+});
+
+afterAll(async () => {
+  await h.stop();
+});
+
+const waitingLeases = () => h.redis.zcard(h.keys.waiting());
+
+test("a task that completes after 300 ms is returned complete, not earlier", async () => {
+  const client = await h.client();
+  const started = performance.now();
+  const pending = rpc(h.gateway.url, "SendMessage", { message: message("slow") }, { key: client.key });
+  const claim = await h.actor.takeOne({ clientId: client.id });
+  await h.actor.move(claim, "TASK_STATE_WORKING");
+  expect(await waitingLeases()).toBe(1);
+  await Bun.sleep(300);
+  await h.actor.complete(claim, "after 300 ms");
+  const answer = await pending;
+  expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+  expect(answer.status).toBe(200);
+  expect(answer.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+  expect(answer.body.result.task.artifacts[0].parts[0].text).toBe("after 300 ms");
+  expect(await waitingLeases()).toBe(0);
+});
+
+test("past the deadline: HTTP 504, -32603, BLOCKING_DEADLINE_EXCEEDED with the task id; the task goes on", async () => {
+  const client = await h.client();
+  const pending = rpc(h.gateway.url, "SendMessage", { message: message("too slow") }, { key: client.key });
+  const claim = await h.actor.takeOne({ clientId: client.id });
+  await h.actor.move(claim, "TASK_STATE_WORKING");
+  const answer = await pending;
+  expect(answer.status).toBe(504);
+  expect(answer.body.error.code).toBe(-32603);
+  expect(errorInfo(answer)).toEqual({
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    reason: "BLOCKING_DEADLINE_EXCEEDED",
+    domain: "a2a-protocol.org",
+    metadata: { taskId: claim.taskId, blockingWaitSeconds: "1" },
+  });
+  expect(await waitingLeases()).toBe(0);
+
+  const running = await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
+  expect(running.body.result.status.state).toBe("TASK_STATE_WORKING");
+  const listed = await rpc(h.gateway.url, "ListTasks", {}, { key: client.key });
+  expect(listed.body.result.tasks.map((t: { id: string }) => t.id)).toEqual([claim.taskId]);
+
+  await h.actor.complete(claim, "late");
+  const done = await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
+  expect(done.body.result.status.state).toBe("TASK_STATE_COMPLETED");
+});
+
+test("INPUT_REQUIRED ends the wait; the follow-up with taskId resumes the same task and waits again", async () => {
+  const client = await h.client();
+  const first = rpc(h.gateway.url, "SendMessage", { message: message("book a flight") }, { key: client.key });
+  const claim = await h.actor.takeOne({ clientId: client.id });
+  await h.actor.move(claim, "TASK_STATE_INPUT_REQUIRED", { text: "From where to where?" });
+  const asked = (await first).body.result.task;
+  expect(asked.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+  expect(asked.status.message).toMatchObject({ role: "ROLE_AGENT", parts: [{ text: "From where to where?" }] });
+
+  const second = rpc(
+    h.gateway.url,
+    "SendMessage",
+    { message: message("Oslo to Rome", { taskId: asked.id }), configuration: { historyLength: 2 } },
+    { key: client.key },
+  );
+  const again = await h.actor.takeOne({ taskId: asked.id });
+  await h.actor.complete(again, "booked");
+  const answer = (await second).body.result.task;
+  expect(answer.id).toBe(asked.id);
+  expect(answer.contextId).toBe(asked.contextId);
+  expect(answer.status.state).toBe("TASK_STATE_COMPLETED");
+  expect(answer.history.map((m: { role: string }) => m.role)).toEqual(["ROLE_AGENT", "ROLE_USER"]);
+  expect(answer.history[1]).toMatchObject({ taskId: asked.id, contextId: asked.contextId });
+});
+
+test("a client that goes away gives its waiting slot back before the deadline", async () => {
+  const client = await h.client();
+  const controller = new AbortController();
+  const pending = fetch(`${h.gateway.url}/a2a/echo`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${client.key}`, "A2A-Version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: message("bye") } }),
+    signal: controller.signal,
+  }).catch(() => undefined);
+  await eventually(async () => (await waitingLeases()) === 1, 900);
+  controller.abort();
+  await pending;
+  const aborted = performance.now();
+  await eventually(async () => (await waitingLeases()) === 0, 900);
+  expect(performance.now() - aborted).toBeLessThan(500);
+});

@@ -1,0 +1,96 @@
+// The agent card of a profile: A2A 1.0 shape, one JSON-RPC interface at /a2a/<profile>, the profile's skill, both
+// security schemes, nothing internal; served with Cache-Control and an ETag.
+import { expect, test } from "bun:test";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { loadConfig, type Profile } from "../../../src/config/index.ts";
+import { AgentCards, buildAgentCard } from "../../../src/gateway/index.ts";
+import { type AgentCard, AgentCardSchema } from "../../../src/journal/index.ts";
+
+const cardShape = TypeCompiler.Compile(AgentCardSchema);
+
+function profile(overrides: Partial<Profile> = {}): Profile {
+  const [base] = loadConfig({ env: {} }).profiles;
+  return { ...base!, ...overrides };
+}
+
+test("a card is a valid A2A 1.0 AgentCard with one JSON-RPC 1.0 interface at the profile's path", () => {
+  const card = buildAgentCard(profile(), "https://agents.example.com");
+  expect(cardShape.Check(card)).toBe(true);
+  expect(card.supportedInterfaces).toEqual([
+    { url: "https://agents.example.com/a2a/echo", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+  ]);
+  expect(card.capabilities).toEqual({ streaming: false, pushNotifications: false, extendedAgentCard: false });
+  expect(card.securitySchemes).toEqual({
+    bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } },
+    apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key" } },
+  });
+  expect(card.securityRequirements).toEqual([
+    { schemes: { bearer: { list: [] } } },
+    { schemes: { apiKey: { list: [] } } },
+  ]);
+  expect(card.version).toMatch(/^\d+\.\d+\.\d+/);
+});
+
+test("the skill and modes come from the profile; an empty tag list becomes the profile name", () => {
+  const card = buildAgentCard(
+    profile({
+      name: "travel",
+      description: "Plans trips.",
+      inputModes: ["text/plain", "application/json"],
+      outputModes: ["application/json"],
+      skill: { id: "plan", name: "Plan", description: "Plans a trip.", tags: [], examples: ["Paris in May"] },
+    }),
+    "http://localhost:8080",
+  );
+  expect(card.name).toBe("travel");
+  expect(card.description).toBe("Plans trips.");
+  expect(card.defaultInputModes).toEqual(["text/plain", "application/json"]);
+  expect(card.defaultOutputModes).toEqual(["application/json"]);
+  expect(card.skills).toEqual([
+    {
+      id: "plan",
+      name: "Plan",
+      description: "Plans a trip.",
+      tags: ["travel"],
+      examples: ["Paris in May"],
+      inputModes: ["text/plain", "application/json"],
+      outputModes: ["application/json"],
+    },
+  ]);
+});
+
+test("nothing internal is published: handler, identity, workspace, tools, quotas", () => {
+  const json = JSON.stringify(
+    buildAgentCard(
+      profile({
+        handler: "secret-handler",
+        identity: "svc-account-7",
+        workspace: "/srv/private",
+        tools: ["shell-tool"],
+        quota: { maxActiveTasks: 77 },
+      }),
+      "https://a.example",
+    ),
+  );
+  for (const internal of ["secret-handler", "svc-account-7", "/srv/private", "shell-tool", "77"])
+    expect(json).not.toContain(internal);
+});
+
+test("cards are served with Cache-Control and an ETag; a matching If-None-Match is 304", async () => {
+  let base = "http://localhost:1";
+  const cards = new AgentCards([profile(), profile({ name: "second" })], () => base);
+  const nameOf = async (response: Response | undefined) => ((await response?.json()) as AgentCard | undefined)?.name;
+  const first = cards.respond(undefined, new Request("http://x/.well-known/agent-card.json"));
+  expect(first?.status).toBe(200);
+  expect(first?.headers.get("cache-control")).toMatch(/^public, max-age=\d+$/);
+  const etag = first?.headers.get("etag") ?? "";
+  expect(etag).toMatch(/^".+"$/);
+  expect(await nameOf(first)).toBe("echo");
+  const second = cards.respond("second", new Request("http://x/"));
+  expect(await nameOf(second)).toBe("second");
+  const cached = cards.respond("echo", new Request("http://x/", { headers: { "If-None-Match": `W/${etag}` } }));
+  expect(cached?.status).toBe(304);
+  expect(cards.respond("missing", new Request("http://x/"))).toBeUndefined();
+  base = "http://localhost:2";
+  expect(cards.respond("echo", new Request("http://x/"))?.headers.get("etag")).not.toBe(etag);
+});
