@@ -1,5 +1,6 @@
-// The push area: webhook delivery for workers (address policy, signatures, one attempt, retry timing).
-// Only worker processes import this; the gateway never does. It imports journal types and nothing else.
+// The push area: webhook delivery for workers (address policy, signatures, one attempt, retry timing, the worker
+// that drains the outbox).
+// Only worker processes import this; the gateway never does. It imports the journal (and config and logger types).
 export {
   type AddressPolicy,
   checkUrlForm,
@@ -26,6 +27,7 @@ export {
   WebhookTimeoutError,
 } from "./http-connector.ts";
 export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
+export { type PushCounters, PushWorker, type PushWorkerDeps } from "./push-worker.ts";
 export { type ResolvedAddress, type Resolver, systemResolver } from "./resolver.ts";
 export {
   type BackoffOptions,
@@ -35,6 +37,7 @@ export {
   parseRetryAfter,
   type StatusClass,
 } from "./retry-policy.ts";
+export { type SettlementRules, settlementFor } from "./settlement.ts";
 export {
   DEFAULT_TOLERANCE_SECONDS,
   type HeaderSource,

@@ -20,11 +20,12 @@ export interface Received {
   servername?: string;
 }
 
-/** How to answer a request; `hang: true` never answers (for timeouts). */
+/** How to answer a request; `hang: true` never answers (for timeouts); `delayMs` answers that much later. */
 export interface Answer {
   status?: number;
   headers?: Record<string, string>;
   hang?: boolean;
+  delayMs?: number;
 }
 
 export interface Receiver {
@@ -57,8 +58,12 @@ function handler(requests: Received[], answer: Answerer) {
       requests.push(received);
       const reply = answer(received, requests.length - 1);
       if (reply.hang) return;
-      res.writeHead(reply.status ?? 200, reply.headers ?? {});
-      res.end("ok");
+      const send = () => {
+        res.writeHead(reply.status ?? 200, reply.headers ?? {});
+        res.end("ok");
+      };
+      if (reply.delayMs === undefined) send();
+      else setTimeout(send, reply.delayMs);
     });
   };
 }
