@@ -5,6 +5,9 @@ import { registerClients } from "./cli/clients.ts";
 import { createContext } from "./cli/context.ts";
 import { registerGateway } from "./cli/gateway.ts";
 import { registerStart } from "./cli/start.ts";
+import { registerStatus } from "./cli/status.ts";
+import { registerSweep } from "./cli/sweep.ts";
+import { registerWork } from "./cli/work.ts";
 import { ConfigError } from "./config/index.ts";
 
 const program = new Command()
@@ -17,6 +20,9 @@ const context = createContext(process.env, () => program.opts<{ config?: string 
 registerStart(program, context);
 registerClients(program, context);
 registerGateway(program, context);
+registerWork(program, context);
+registerSweep(program, context);
+registerStatus(program, context);
 
 try {
   await program.parseAsync(process.argv);

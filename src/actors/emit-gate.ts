@@ -1,0 +1,96 @@
+// The output gate: every piece of a handler's output (text deltas, artifacts, progress, and the closing status with an
+// interrupt's question) passes through one OutputSink before it reaches the journal. The full-text guardrail wraps
+// this seam (createOutputSink) to hold content back until the whole text has passed.
+import type { Profile } from "../config/index.ts";
+import type { Artifact } from "../journal/index.ts";
+import type { HandlerResult } from "./handlers/handler-api.ts";
+import type { RunWriter } from "./run-writer.ts";
+
+/** Where a run's output goes, in call order. */
+export interface OutputSink {
+  text(delta: string): Promise<void>;
+  artifact(artifact: Artifact): Promise<void>;
+  progress(message: string, metadata?: Record<string, unknown>): Promise<void>;
+  /**
+   * Called once, after the handler returned normally: flushes what is held, closes the open text artifact, and writes
+   * the leg's closing status (COMPLETED, or INPUT_REQUIRED/AUTH_REQUIRED with the handler's question). A sink that
+   * refuses the output throws a HandlerFailure instead: the task then fails with that message and without the held
+   * output. Never called after a cancel or a failure.
+   */
+  finish(result: HandlerResult): Promise<void>;
+}
+
+/** The writes a sink makes: RunWriter in production, a recorder in unit tests. */
+export type OutputTarget = Pick<RunWriter, "artifact" | "status">;
+
+/** Name of the artifact that collects a leg's text deltas. */
+export const TEXT_ARTIFACT_NAME = "response";
+
+/**
+ * Writes output straight to the journal. Text deltas form one artifact per leg: the first chunk without `append`
+ * (so a retried leg replaces its earlier partial text), later chunks with `append: true`, and the final one with
+ * `lastChunk: true`. To mark the final chunk, the newest delta is held until the next one arrives or the leg ends.
+ */
+export class JournalSink implements OutputSink {
+  private held: string | undefined;
+  private started = false;
+
+  constructor(
+    private readonly writer: OutputTarget,
+    private readonly artifactId: string,
+  ) {}
+
+  text(delta: string): Promise<void> {
+    if (delta === "") return Promise.resolve();
+    const previous = this.flushHeld(false);
+    this.held = delta;
+    return previous;
+  }
+
+  artifact(artifact: Artifact): Promise<void> {
+    const previous = this.flushHeld(false);
+    const written = this.writer.artifact(artifact, { lastChunk: true });
+    return previous.then(() => written);
+  }
+
+  progress(message: string, metadata?: Record<string, unknown>): Promise<void> {
+    const previous = this.flushHeld(false);
+    const written = this.writer.status("TASK_STATE_WORKING", { text: message, metadata });
+    return previous.then(() => written);
+  }
+
+  finish(result: HandlerResult): Promise<void> {
+    const closed =
+      this.held !== undefined ? this.flushHeld(true) : this.started ? this.chunk("", true) : Promise.resolve();
+    const status =
+      result.state === "TASK_STATE_COMPLETED"
+        ? this.writer.status(result.state)
+        : this.writer.status(result.state, { text: result.message, history: true });
+    return closed.then(() => status);
+  }
+
+  private flushHeld(last: boolean): Promise<void> {
+    const held = this.held;
+    if (held === undefined) return Promise.resolve();
+    this.held = undefined;
+    return this.chunk(held, last);
+  }
+
+  private chunk(text: string, last: boolean): Promise<void> {
+    const append = this.started;
+    this.started = true;
+    const artifact: Artifact = { artifactId: this.artifactId, name: TEXT_ARTIFACT_NAME, parts: [{ text }] };
+    return this.writer.artifact(artifact, { append, lastChunk: last });
+  }
+}
+
+export interface OutputSinkOptions {
+  readonly profile: Profile;
+  /** The id of this leg's text artifact. */
+  readonly artifactId: string;
+}
+
+/** The one place a run's output sink is made; the guardrail issue decorates the sink here. */
+export function createOutputSink(writer: OutputTarget, options: OutputSinkOptions): OutputSink {
+  return new JournalSink(writer, options.artifactId);
+}

@@ -1,0 +1,60 @@
+// The actors area: supervisor, actor processes, sweep, status and the handler API. Other areas import only this.
+export { Actor, type ActorOptions } from "./actor.ts";
+export { type ApiKeys, resolveApiKeys } from "./api-keys.ts";
+export { connectRedis } from "./connections.ts";
+export {
+  createOutputSink,
+  JournalSink,
+  type OutputSink,
+  type OutputSinkOptions,
+  type OutputTarget,
+  TEXT_ARTIFACT_NAME,
+} from "./emit-gate.ts";
+export { clockTool, NoWorkspaceError, readFileTool } from "./handlers/builtin-tools.ts";
+export { builtinHandlers, builtinTools, HandlerModuleError, loadHandlerModules } from "./handlers/builtins.ts";
+export { echoHandler, noopHandler } from "./handlers/echo.ts";
+export {
+  type AbortReason,
+  defineHandler,
+  type Emit,
+  type Handler,
+  type HandlerContext,
+  HandlerFailure,
+  HandlerRegistry,
+  type HandlerResult,
+  type InterruptState,
+  isNamedHandler,
+  type NamedHandler,
+  RunAbortedError,
+  textOf,
+} from "./handlers/handler-api.ts";
+export { llmHandler } from "./handlers/llm.ts";
+export {
+  type ChatMessage,
+  type ChatReply,
+  type ChatRequest,
+  type ChatTool,
+  type ChatToolCall,
+  type LlmClient,
+  LlmRequestError,
+  OpenAiCompatibleClient,
+} from "./handlers/llm-client.ts";
+export {
+  type ProfileTools,
+  type Tool,
+  type ToolContext,
+  ToolNotAllowedError,
+  ToolRegistry,
+  UnknownToolError,
+} from "./handlers/tools.ts";
+export { Workspace, WorkspaceEscapeError } from "./handlers/workspace.ts";
+export { heartbeatTtlSeconds, type WorkerMode } from "./heartbeat.ts";
+export { type RestartDecision, RestartPolicy } from "./restart-policy.ts";
+export { DEAD_LETTER_RETENTION_SECONDS, type RetentionReport } from "./retention.ts";
+export { GENERIC_FAILURE, type QueueEntry } from "./run-executor.ts";
+export { applyArtifact, LeaseLostError, RunWriter } from "./run-writer.ts";
+export { liveWorkers, readStatus, type StatusReport, statusExitCode, type WorkerStatus } from "./status.ts";
+export { formatStatus } from "./status-format.ts";
+export { type ActorStart, runSupervisor, type SupervisorOptions } from "./supervisor.ts";
+export { runSweep, type SweepOptions, type SweepTick } from "./sweep.ts";
+export { RUNTIME_VERSION } from "./version.ts";

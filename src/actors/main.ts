@@ -1,0 +1,80 @@
+// Entry of one actor process, started by the supervisor: reads `{config, handlerModules}` from the first stdin line,
+// API keys from the environment; drains on SIGTERM/SIGINT or a "drain" line, and exits at once (handing its runs
+// back) when stdin closes, which means the supervisor is gone.
+import { hostname } from "node:os";
+import { createInterface } from "node:readline";
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { ConfigSchema } from "../config/index.ts";
+import { createLogger } from "../log.ts";
+import { Actor } from "./actor.ts";
+import { resolveApiKeys } from "./api-keys.ts";
+import { connectRedis } from "./connections.ts";
+import { builtinHandlers, builtinTools, loadHandlerModules } from "./handlers/builtins.ts";
+import type { ActorStart } from "./supervisor.ts";
+import { RUNTIME_VERSION } from "./version.ts";
+
+const ActorStartSchema = Type.Object({ config: ConfigSchema, handlerModules: Type.Array(Type.String()) });
+
+async function start(line: string): Promise<Actor> {
+  const parsed: unknown = JSON.parse(line);
+  if (!Value.Check(ActorStartSchema, parsed)) {
+    const first = [...Value.Errors(ActorStartSchema, parsed)][0];
+    throw new Error(`actor start message does not match its schema at ${first?.path}: ${first?.message}`);
+  }
+  const { config, handlerModules } = parsed as ActorStart;
+  const logger = createLogger("actor", config.log.level);
+  const handlers = builtinHandlers();
+  await loadHandlerModules(handlerModules, handlers);
+  const apiKeys = resolveApiKeys(config, process.env);
+  for (const missing of apiKeys.missing) logger.warn({ missing }, "LLM API key variable is not set");
+  return new Actor({
+    config,
+    handlers,
+    tools: builtinTools(),
+    apiKeys: apiKeys.keys,
+    logger,
+    connect: (name) => connectRedis(config.redis.url, name),
+    host: hostname(),
+    pid: process.pid,
+    version: RUNTIME_VERSION,
+  });
+}
+
+const supervised = process.env.A2A_ACTOR_SUPERVISED === "1";
+const lines = createInterface({ input: process.stdin });
+let actor: Actor | undefined;
+let starting = false;
+/** A drain asked for before the actor was running: [reason, grace ms or undefined for drainSeconds]. */
+let pendingDrain: [string, number | undefined] | undefined;
+
+function drain(reason: string, graceMs?: number): void {
+  if (actor) actor.drain(reason, graceMs);
+  else if (!starting) process.exit(0);
+  else pendingDrain = [reason, graceMs];
+}
+
+lines.on("close", () => {
+  if (supervised) drain("supervisor gone", 0);
+});
+process.on("SIGTERM", () => drain("SIGTERM"));
+process.on("SIGINT", () => drain("SIGINT"));
+
+lines.on("line", (line) => {
+  if (starting) {
+    if (line.trim() === "drain") drain("drain requested");
+    return;
+  }
+  starting = true;
+  start(line)
+    .then(async (started) => {
+      actor = started;
+      if (pendingDrain) started.drain(...pendingDrain);
+      await started.run();
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`actor failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    });
+});

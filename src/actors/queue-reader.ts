@@ -1,0 +1,100 @@
+// Reads new run-queue entries for one consumer with XREADGROUP BLOCK on a dedicated connection. A watchdog replaces
+// the connection when a blocking read has not returned within BLOCK plus a margin (a link that hangs after a
+// reconnect); entries delivered to a dropped read stay pending and are reclaimed after their lease.
+import type { Redis } from "ioredis";
+import { type KeySpace, QUEUE_GROUP } from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+import type { QueueEntry } from "./run-executor.ts";
+
+type StreamReply = [string, [string, string[] | null][]][] | null;
+
+/** Turns an XREADGROUP / XAUTOCLAIM entry list into queue entries; entries without run or task fields are dropped. */
+export function toQueueEntries(shard: number, rows: readonly [string, string[] | null][]): QueueEntry[] {
+  const entries: QueueEntry[] = [];
+  for (const [id, fields] of rows) {
+    if (!fields) continue;
+    let runId = "";
+    let taskId = "";
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      if (fields[i] === "run") runId = fields[i + 1] ?? "";
+      else if (fields[i] === "task") taskId = fields[i + 1] ?? "";
+    }
+    if (runId !== "" && taskId !== "") entries.push({ shard, id, runId, taskId });
+  }
+  return entries;
+}
+
+export interface QueueReaderOptions {
+  connect: () => Redis;
+  keys: KeySpace;
+  consumer: string;
+  /** BLOCK of each read (ms, at most 2000). */
+  blockMs: number;
+  /** How much longer than BLOCK a read may take before its connection is replaced (ms). */
+  watchdogMarginMs: number;
+  /** Called when the group is missing (NOGROUP): re-creates the consumer groups. */
+  ensureGroups: () => Promise<void>;
+  logger: Logger;
+}
+
+export class QueueReader {
+  private connection: Redis | undefined;
+  private readonly streams: string[];
+  private readonly shardOf = new Map<string, number>();
+  private closed = false;
+
+  constructor(private readonly o: QueueReaderOptions) {
+    this.streams = Array.from({ length: o.keys.shards }, (_, shard) => o.keys.queue(shard));
+    for (const [shard, stream] of this.streams.entries()) this.shardOf.set(stream, shard);
+  }
+
+  /** New entries, at most `count` per shard; [] after BLOCK without any, after a watchdog reset, or on an error. */
+  async read(count: number): Promise<QueueEntry[]> {
+    if (this.closed) return [];
+    this.connection ??= this.o.connect();
+    const connection = this.connection;
+    const args = [
+      "GROUP",
+      QUEUE_GROUP,
+      this.o.consumer,
+      "COUNT",
+      Math.max(1, count),
+      "BLOCK",
+      this.o.blockMs,
+      "STREAMS",
+      ...this.streams,
+      ...this.streams.map(() => ">"),
+    ];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const watchdog = new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), this.o.blockMs + this.o.watchdogMarginMs);
+    });
+    try {
+      const reply = await Promise.race([connection.call("XREADGROUP", ...args) as Promise<StreamReply>, watchdog]);
+      if (reply === "hung") {
+        this.o.logger.warn({ blockMs: this.o.blockMs }, "blocking queue read did not return; reconnecting");
+        this.drop(connection);
+        return [];
+      }
+      return (reply ?? []).flatMap(([stream, rows]) => toQueueEntries(this.shardOf.get(stream) ?? 0, rows));
+    } catch (error) {
+      if (this.closed) return [];
+      if (error instanceof Error && error.message.includes("NOGROUP")) await this.o.ensureGroups().catch(() => {});
+      else this.o.logger.warn({ err: error }, "queue read failed; retrying");
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      return [];
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.connection) this.drop(this.connection);
+  }
+
+  private drop(connection: Redis): void {
+    if (this.connection === connection) this.connection = undefined;
+    connection.disconnect();
+  }
+}

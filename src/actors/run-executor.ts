@@ -1,0 +1,333 @@
+// Runs queue entries from claim to acknowledgement; the same code serves actors and the sweep. The claim decides
+// whether this process may run an entry; every write carries the claim's fence; a lost lease stops all writing.
+import type { Config, Profile } from "../config/index.ts";
+import {
+  type Claim,
+  decodeTaskFields,
+  type KeySpace,
+  type RedisLike,
+  type RunLedger,
+  type TaskRecord,
+} from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+import { createOutputSink, type OutputSink } from "./emit-gate.ts";
+import { createHandlerContext } from "./handlers/context.ts";
+import {
+  type AbortReason,
+  type Handler,
+  HandlerFailure,
+  type HandlerRegistry,
+  type HandlerResult,
+  RunAbortedError,
+} from "./handlers/handler-api.ts";
+import { type LlmClient, OpenAiCompatibleClient } from "./handlers/llm-client.ts";
+import type { ToolRegistry } from "./handlers/tools.ts";
+import { Workspace } from "./handlers/workspace.ts";
+import { LeaseKeeper } from "./lease-keeper.ts";
+import { LeaseLostError, RunWriter } from "./run-writer.ts";
+
+/** One entry of a shard's run queue. */
+export interface QueueEntry {
+  readonly shard: number;
+  readonly id: string;
+  readonly runId: string;
+  readonly taskId: string;
+}
+
+export interface ExecutorOptions {
+  redis: RedisLike;
+  ledger: RunLedger;
+  keys: KeySpace;
+  config: Config;
+  handlers: HandlerRegistry;
+  tools: ToolRegistry;
+  /** Profile name → the API key its `llm.apiKeyEnv` names (resolved by the entry file). */
+  apiKeys: ReadonlyMap<string, string>;
+  /** The consumer name in the queue group; also the run owner recorded by claims. */
+  consumer: string;
+  logger: Logger;
+  fetch?: typeof fetch;
+}
+
+/** The status message of a task whose handler threw an error that is not a HandlerFailure. */
+export const GENERIC_FAILURE = "The agent failed while working on this task";
+
+type Outcome =
+  | { kind: "returned"; value: HandlerResult | undefined }
+  | { kind: "threw"; error: unknown }
+  | { kind: "aborted" };
+
+/** Settles with the handler's outcome, or as soon as the signal fires (a handler that ignores it is not awaited). */
+function race(run: () => Promise<HandlerResult | undefined>, signal: AbortSignal): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const onAbort = () => resolve({ kind: "aborted" });
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve()
+      .then(run)
+      .then(
+        (value) => resolve({ kind: "returned", value }),
+        (error: unknown) => resolve({ kind: "threw", error }),
+      )
+      .finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+interface RunControl {
+  controller: AbortController;
+  reason: AbortReason | undefined;
+}
+
+export class RunExecutor {
+  /** Run legs this executor finished (completed, failed, canceled or interrupted). */
+  done = 0;
+  private readonly controls = new Map<string, RunControl>();
+  private readonly entries = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+  private draining = false;
+  private readonly llmClients = new Map<string, LlmClient>();
+  private readonly workspaces = new Map<string, Promise<Workspace>>();
+
+  constructor(private readonly o: ExecutorOptions) {}
+
+  /** Entries being processed (claimed or about to be). */
+  get inflight(): number {
+    return this.entries.size;
+  }
+
+  /** Processes an entry in the background; an entry already in progress here is ignored. Never rejects. */
+  submit(entry: QueueEntry): Promise<void> {
+    const key = `${entry.shard}/${entry.id}`;
+    if (this.entries.has(key)) return Promise.resolve();
+    this.entries.add(key);
+    const done: Promise<void> = this.process(entry)
+      .catch((error: unknown) => {
+        this.o.logger.error(
+          { err: error, taskId: entry.taskId, entry: entry.id },
+          "run processing failed; left to reclaim",
+        );
+      })
+      .finally(() => {
+        this.entries.delete(key);
+        this.pending.delete(done);
+      });
+    this.pending.add(done);
+    return done;
+  }
+
+  /** Aborts a running run because the client canceled it; false when this executor does not run it. */
+  cancel(runId: string): boolean {
+    const control = this.controls.get(runId);
+    if (!control) return false;
+    this.abort(control, "cancel");
+    return true;
+  }
+
+  /** From now on every entry is handed back to the queue at once instead of being run. */
+  stopTaking(): void {
+    this.draining = true;
+  }
+
+  /** Aborts every running run; with "drain" each is handed back to the queue. */
+  abortAll(reason: AbortReason): void {
+    for (const control of this.controls.values()) this.abort(control, reason);
+  }
+
+  /** Resolves when every submitted entry is processed. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  private abort(control: RunControl, reason: AbortReason): void {
+    if (control.reason !== undefined) return;
+    control.reason = reason;
+    control.controller.abort(new RunAbortedError(reason));
+  }
+
+  private async process(entry: QueueEntry): Promise<void> {
+    const { config, ledger, logger } = this.o;
+    const log = logger.child({ taskId: entry.taskId, runId: entry.runId, entry: entry.id });
+    const leaseMs = config.worker.leaseSeconds * 1000;
+    const claim = await ledger.claim(
+      entry.shard,
+      entry.taskId,
+      entry.id,
+      this.o.consumer,
+      leaseMs,
+      config.worker.maxAttempts,
+    );
+    if (typeof claim === "string") {
+      if (claim !== "leased") await ledger.ack(entry.shard, entry.id);
+      log.debug({ refusal: claim }, "queue entry not claimed");
+      return;
+    }
+    if (this.draining) {
+      await ledger.release(claim);
+      log.info("draining: queue entry handed back");
+      return;
+    }
+    const record = await this.readTask(entry);
+    if (!record) return await ledger.ack(entry.shard, entry.id);
+    const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
+    const control: RunControl = { controller: new AbortController(), reason: undefined };
+    const writer = new RunWriter(
+      ledger,
+      claim,
+      { taskId: record.id, contextId: record.contextId },
+      record.artifacts,
+      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600 },
+      () => this.abort(control, "lost"),
+    );
+    try {
+      if (claim.exhausted) {
+        const attempts = config.worker.maxAttempts;
+        await writer.status("TASK_STATE_FAILED", {
+          text: `The task failed: its run was attempted ${attempts} times without finishing (attempts exhausted)`,
+        });
+        await ledger.deadLetter(entry.shard, entry.id, entry.runId, entry.taskId, `attempts exhausted (${attempts})`);
+        log.warn({ attempts }, "attempts exhausted: task failed, entry dead-lettered");
+      } else if (claim.cancelRequested) {
+        await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
+        await ledger.ack(entry.shard, entry.id);
+      } else {
+        const handler = profile ? this.o.handlers.get(profile.handler) : undefined;
+        if (!profile || !handler) {
+          log.error({ profile: claim.profile, handler: profile?.handler }, "no such profile or handler on this worker");
+          await writer.status("TASK_STATE_FAILED", { text: "This agent is not available on this worker" });
+          await ledger.ack(entry.shard, entry.id);
+        } else if (!(await this.runLeg(entry, claim, record, profile, handler, writer, control, log))) return;
+      }
+      this.done += 1;
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      log.warn({ reason: error.message }, "lease lost: another actor owns the run now; stopped writing");
+    }
+  }
+
+  /** Runs the handler for one leg; false when the run was left to another owner (lost lease or drained). */
+  private async runLeg(
+    entry: QueueEntry,
+    claim: Claim,
+    record: TaskRecord,
+    profile: Profile,
+    handler: Handler,
+    writer: RunWriter,
+    control: RunControl,
+    log: Logger,
+  ): Promise<boolean> {
+    const { ledger, config } = this.o;
+    this.controls.set(entry.runId, control);
+    const keeper = new LeaseKeeper(
+      ledger,
+      claim,
+      config.worker.leaseSeconds * 1000,
+      this.o.consumer,
+      { cancel: () => this.abort(control, "cancel"), lost: () => this.abort(control, "lost") },
+      log,
+    ).start();
+    try {
+      await writer.status("TASK_STATE_WORKING");
+      const leg = record.history.filter((message) => message.role === "ROLE_USER").length;
+      const sink = createOutputSink(writer, { profile, artifactId: `response-${leg}` });
+      const signal = control.controller.signal;
+      const outcome = await race(async () => {
+        const built = createHandlerContext({
+          taskId: record.id,
+          contextId: record.contextId,
+          history: record.history,
+          profile,
+          attempt: claim.tries,
+          signal,
+          sink,
+          llm: this.llmFor(profile),
+          tools: this.o.tools,
+          workspace: await this.workspaceFor(profile),
+          recordRefusal: (tool) =>
+            writer.status("TASK_STATE_WORKING", {
+              text: `Tool "${tool}" is not allowed for this agent; the call was refused`,
+              history: true,
+              metadata: { refusedTool: tool },
+            }),
+        });
+        const value = (await handler(built.ctx)) as HandlerResult | undefined;
+        return value ?? built.requested();
+      }, signal);
+      return await this.conclude(entry, claim, outcome, control, writer, sink, log);
+    } finally {
+      keeper.stop();
+      this.controls.delete(entry.runId);
+    }
+  }
+
+  private async conclude(
+    entry: QueueEntry,
+    claim: Claim,
+    outcome: Outcome,
+    control: RunControl,
+    writer: RunWriter,
+    sink: OutputSink,
+    log: Logger,
+  ): Promise<boolean> {
+    const { ledger } = this.o;
+    if (control.reason === "lost" || (outcome.kind === "threw" && outcome.error instanceof LeaseLostError)) {
+      log.warn("lease lost: another actor owns the run now; stopped writing");
+      return false;
+    }
+    if (control.reason === "drain") {
+      await writer.status("TASK_STATE_WORKING", { text: "The worker stopped; the run is queued again" });
+      await ledger.release(claim);
+      log.info("drained: run handed back to the queue");
+      return false;
+    }
+    if (control.reason === "cancel") {
+      await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
+      log.info("canceled");
+    } else if (outcome.kind === "threw") {
+      await this.fail(outcome.error, writer, log);
+    } else {
+      try {
+        await sink.finish((outcome.kind === "returned" && outcome.value) || { state: "TASK_STATE_COMPLETED" });
+      } catch (error) {
+        if (!(error instanceof HandlerFailure)) throw error;
+        await this.fail(error, writer, log);
+      }
+    }
+    await ledger.ack(entry.shard, entry.id);
+    return true;
+  }
+
+  /** FAILED with the HandlerFailure's message, or a generic one (the details stay in the log). */
+  private async fail(error: unknown, writer: RunWriter, log: Logger): Promise<void> {
+    const shown = error instanceof HandlerFailure;
+    if (shown) log.warn({ err: error }, "handler failed");
+    else log.error({ err: error }, "handler failed");
+    await writer.status("TASK_STATE_FAILED", { text: shown ? error.message : GENERIC_FAILURE });
+  }
+
+  private async readTask(entry: QueueEntry): Promise<TaskRecord | undefined> {
+    const fields = await this.o.redis.hgetall(this.o.keys.task(entry.shard, entry.taskId));
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields);
+  }
+
+  private llmFor(profile: Profile): LlmClient | undefined {
+    if (!profile.llm) return undefined;
+    let client = this.llmClients.get(profile.name);
+    if (!client) {
+      client = new OpenAiCompatibleClient(profile.llm, this.o.apiKeys.get(profile.name), this.o.fetch ?? fetch);
+      this.llmClients.set(profile.name, client);
+    }
+    return client;
+  }
+
+  private workspaceFor(profile: Profile): Promise<Workspace | undefined> {
+    const path = profile.workspace;
+    if (path === undefined) return Promise.resolve(undefined);
+    let opened = this.workspaces.get(profile.name);
+    if (!opened) {
+      opened = Workspace.open(path);
+      opened.catch(() => this.workspaces.delete(profile.name));
+      this.workspaces.set(profile.name, opened);
+    }
+    return opened;
+  }
+}

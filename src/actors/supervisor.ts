@@ -1,0 +1,172 @@
+// The supervisor (`a2a-runtime work`): starts N actor processes, restarts one that exits with exponential backoff,
+// gives up past the restart-intensity limit (like OTP), and drains every actor on SIGTERM/SIGINT. It never touches
+// Redis; an actor whose supervisor dies sees its stdin close and exits by itself.
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Config } from "../config/index.ts";
+import type { Logger } from "../log.ts";
+import { RestartPolicy } from "./restart-policy.ts";
+
+export interface SupervisorOptions {
+  /** Actor processes to keep running (default worker.actors). */
+  actors?: number;
+  /** The actors' environment (API keys are read from it by each actor). */
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  /** Handler modules each actor loads besides the built-ins (see docs/handlers.md). */
+  handlerModules?: readonly string[];
+  /** The command that starts one actor; default: this runtime running src/actors/main.ts. */
+  actorCommand?: readonly string[];
+  /** Install SIGTERM/SIGINT handlers that drain (default true). */
+  handleSignals?: boolean;
+  /** Aborting it drains, like SIGTERM. */
+  signal?: AbortSignal;
+}
+
+/** The first line an actor reads on stdin. */
+export interface ActorStart {
+  config: Config;
+  handlerModules: string[];
+}
+
+/** How long after the drain timeout the supervisor waits before it kills actors that did not exit (ms). */
+const KILL_MARGIN_MS = 10_000;
+
+export function defaultActorCommand(): string[] {
+  const entry = fileURLToPath(new URL("./main.ts", import.meta.url));
+  return "Deno" in globalThis ? [process.execPath, "run", "-A", entry] : [process.execPath, entry];
+}
+
+class Supervisor {
+  private readonly children: (ChildProcess | undefined)[];
+  private readonly restartTimers = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly policy: RestartPolicy;
+  private draining = false;
+  private gaveUp = false;
+  private killTimer: ReturnType<typeof setTimeout> | undefined;
+  private finished: ((code: number) => void) | undefined;
+  readonly done: Promise<number>;
+
+  constructor(
+    private readonly config: Config,
+    private readonly o: SupervisorOptions,
+    private readonly count: number,
+  ) {
+    this.children = Array.from({ length: count }, () => undefined);
+    this.policy = new RestartPolicy({
+      intensity: config.worker.restartIntensity,
+      periodMs: config.worker.restartPeriodSeconds * 1000,
+    });
+    this.done = new Promise((resolve) => {
+      this.finished = resolve;
+    });
+  }
+
+  start(): void {
+    this.o.logger.info({ actors: this.count }, "supervisor started");
+    for (let slot = 0; slot < this.count; slot++) this.spawn(slot);
+  }
+
+  /** Drains every actor; a second call (a second Ctrl-C) kills them at once. */
+  drain(reason: string): void {
+    if (this.draining) {
+      this.o.logger.warn(
+        { reason },
+        "second stop request: killing actors now (their runs are reclaimed after the lease)",
+      );
+      for (const child of this.children) child?.kill("SIGKILL");
+      return;
+    }
+    this.draining = true;
+    for (const timer of this.restartTimers.values()) clearTimeout(timer);
+    this.restartTimers.clear();
+    const drainMs = this.config.worker.drainSeconds * 1000;
+    this.o.logger.info({ reason, drainSeconds: this.config.worker.drainSeconds }, "draining actors");
+    for (const child of this.children) child?.kill("SIGTERM");
+    this.killTimer = setTimeout(() => {
+      for (const child of this.children) {
+        if (!child) continue;
+        this.o.logger.error({ actorPid: child.pid }, "actor did not exit after draining; killing it");
+        child.kill("SIGKILL");
+      }
+    }, drainMs + KILL_MARGIN_MS);
+    this.checkDone();
+  }
+
+  private spawn(slot: number): void {
+    const [command = process.execPath, ...args] = this.o.actorCommand ?? defaultActorCommand();
+    const env: Record<string, string> = { A2A_ACTOR_SUPERVISED: "1" };
+    for (const [name, value] of Object.entries(this.o.env)) if (value !== undefined) env[name] = value;
+    const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], env });
+    const started = Date.now();
+    this.children[slot] = child;
+    const start: ActorStart = { config: this.config, handlerModules: [...(this.o.handlerModules ?? [])] };
+    child.stdin?.on("error", () => {}); // an actor that died before reading: its exit is handled below
+    child.stdin?.write(`${JSON.stringify(start)}\n`);
+    child.on("error", (error) => this.o.logger.error({ err: error, slot }, "actor could not be started"));
+    child.on("exit", (code, signal) => this.onExit(slot, child, started, code, signal));
+    this.o.logger.info({ slot, actorPid: child.pid }, "actor started");
+  }
+
+  private onExit(slot: number, child: ChildProcess, started: number, code: number | null, signal: string | null): void {
+    if (this.children[slot] === child) this.children[slot] = undefined;
+    if (this.draining) {
+      this.o.logger.info({ slot, actorPid: child.pid, code, signal }, "actor exited");
+      this.checkDone();
+      return;
+    }
+    const now = Date.now();
+    const decision = this.policy.onExit(slot, now, now - started);
+    const { restartIntensity, restartPeriodSeconds } = this.config.worker;
+    if (decision.action === "give-up") {
+      this.o.logger.fatal(
+        { slot, actorPid: child.pid, code, signal, restartIntensity, restartPeriodSeconds },
+        `restart intensity exceeded: more than ${restartIntensity} actor restarts within ${restartPeriodSeconds} s; ` +
+          "the supervisor gives up and stops",
+      );
+      this.gaveUp = true;
+      this.drain("restart intensity exceeded");
+      return;
+    }
+    this.o.logger.warn(
+      { slot, actorPid: child.pid, code, signal, delayMs: decision.delayMs },
+      "actor exited; restarting",
+    );
+    this.restartTimers.set(
+      slot,
+      setTimeout(() => {
+        this.restartTimers.delete(slot);
+        if (!this.draining) this.spawn(slot);
+      }, decision.delayMs),
+    );
+  }
+
+  private checkDone(): void {
+    if (!this.draining || this.children.some((child) => child !== undefined)) return;
+    clearTimeout(this.killTimer);
+    const code = this.gaveUp ? 1 : 0;
+    this.o.logger.info({ code }, "supervisor stopped");
+    this.finished?.(code);
+  }
+}
+
+/**
+ * Runs the supervisor until it is drained (SIGTERM, SIGINT or `signal`) or gives up after a crash loop.
+ * Resolves with the process exit code: 0 after a drain, 1 after giving up.
+ */
+export async function runSupervisor(config: Config, options: SupervisorOptions): Promise<number> {
+  const supervisor = new Supervisor(config, options, options.actors ?? config.worker.actors);
+  const onSignal = (signal: NodeJS.Signals) => supervisor.drain(signal);
+  if (options.handleSignals !== false) {
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  }
+  options.signal?.addEventListener("abort", () => supervisor.drain("aborted"), { once: true });
+  supervisor.start();
+  try {
+    return await supervisor.done;
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+}

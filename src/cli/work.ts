@@ -1,0 +1,28 @@
+// `a2a-runtime work [--actors N] [--handlers <module...>]`: the supervisor with its actor processes. Exits 0 after a
+// drain (SIGTERM/SIGINT), 1 when it gave up past the restart-intensity limit.
+import { type Command, InvalidArgumentError } from "commander";
+import { runSupervisor } from "../actors/index.ts";
+import type { CliContext } from "./context.ts";
+
+export function positiveInteger(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError("must be a whole number, 1 or more");
+  return Number(value);
+}
+
+export function registerWork(program: Command, context: CliContext): void {
+  program
+    .command("work")
+    .description("the supervisor: starts N actor processes, restarts them on crash, drains them on SIGTERM")
+    .option("--actors <n>", "actor processes (default: worker.actors)", positiveInteger)
+    .option("--handlers <modules...>", "modules whose defineHandler() exports are registered besides the built-ins")
+    .action(async (options: { actors?: number; handlers?: string[] }) => {
+      const config = context.config();
+      const code = await runSupervisor(config, {
+        actors: options.actors ?? config.worker.actors,
+        env: context.env,
+        logger: context.logger("supervisor"),
+        handlerModules: options.handlers ?? [],
+      });
+      process.exit(code);
+    });
+}
