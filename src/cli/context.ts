@@ -8,6 +8,8 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Loads the configuration once (file from --config or A2A_CONFIG, then A2A_* variables); throws ConfigError. */
   config(): Config;
+  /** Loads the configuration again with some variables set on top of the environment (used by `start`). */
+  configWith(overrides: Record<string, string>): Config;
   logger(name: string): Logger;
   /** A new Redis connection to the configured server; the caller closes it. */
   redis(name: string): Redis;
@@ -27,6 +29,12 @@ export function createContext(
         const file = configFile();
         loaded = loadConfig(file === undefined ? { env } : { env, file });
       }
+      return loaded;
+    },
+    configWith(overrides) {
+      const file = configFile();
+      const merged = { ...env, ...overrides };
+      loaded = loadConfig(file === undefined ? { env: merged } : { env: merged, file });
       return loaded;
     },
     logger(name) {
