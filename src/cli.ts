@@ -4,9 +4,11 @@ import { Command } from "commander";
 import { registerClients } from "./cli/clients.ts";
 import { createContext } from "./cli/context.ts";
 import { registerGateway } from "./cli/gateway.ts";
+import { registerSend } from "./cli/send.ts";
 import { registerStart } from "./cli/start.ts";
 import { registerStatus } from "./cli/status.ts";
 import { registerSweep } from "./cli/sweep.ts";
+import { registerTask } from "./cli/task.ts";
 import { registerWork } from "./cli/work.ts";
 import { ConfigError } from "./config/index.ts";
 
@@ -23,6 +25,8 @@ registerGateway(program, context);
 registerWork(program, context);
 registerSweep(program, context);
 registerStatus(program, context);
+registerSend(program, context);
+registerTask(program, context);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,17 +1,18 @@
 // One actor process's work: consumes the run queues of every shard with a consumer group, runs up to
-// worker.concurrency runs at once, reclaims expired leases, heartbeats, listens for cancels, and drains on request.
-import type { Redis } from "ioredis";
+// worker.concurrency runs at once, reclaims expired leases, heartbeats, listens for cancels, delivers webhooks from the
+// push outbox, and drains on request.
 import type { Config } from "../config/index.ts";
-import { KeySpace, RunLedger } from "../journal/index.ts";
+import { KeySpace, type RedisLike, RunLedger } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import { PushWorker } from "../push/index.ts";
 import { CancelListener } from "./cancel-listener.ts";
 import type { HandlerRegistry } from "./handlers/handler-api.ts";
 import type { ToolRegistry } from "./handlers/tools.ts";
 import { Heartbeat } from "./heartbeat.ts";
-import { QueueReader } from "./queue-reader.ts";
 import { Reclaimer } from "./reclaimer.ts";
 import { applyRetention } from "./retention.ts";
 import { RunExecutor } from "./run-executor.ts";
+import { createQueueReader, type RunQueueReader } from "./shard-queue-readers.ts";
 
 export interface ActorOptions {
   config: Config;
@@ -21,7 +22,7 @@ export interface ActorOptions {
   apiKeys: ReadonlyMap<string, string>;
   logger: Logger;
   /** Opens a new Redis connection; the actor uses three (queue reads, commands, cancel subscription). */
-  connect: (name: string) => Redis;
+  connect: (name: string) => RedisLike;
   host: string;
   pid: number;
   version: string;
@@ -32,19 +33,23 @@ export interface ActorOptions {
   /** How often retention runs, ms (default 60,000). */
   retentionIntervalMs?: number;
   fetch?: typeof fetch;
+  /** The environment guardrails read the moderation API key from (guardrails.moderation.apiKeyEnv). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export class Actor {
   /** Worker id, consumer name and run owner: `<host>-<pid>`. */
   readonly workerId: string;
   private readonly keys: KeySpace;
-  private readonly command: Redis;
+  private readonly command: RedisLike;
   private readonly ledger: RunLedger;
   private readonly executor: RunExecutor;
-  private readonly reader: QueueReader;
+  private readonly reader: RunQueueReader;
   private readonly reclaimer: Reclaimer;
   private readonly heartbeat: Heartbeat;
   private readonly cancels: CancelListener;
+  /** Drains the webhook outbox of every shard on the command connection (short commands only). */
+  private readonly push: PushWorker;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private stopping: { graceMs: number; reason: string } | undefined;
   private wake: (() => void) | undefined;
@@ -67,8 +72,9 @@ export class Actor {
       consumer: this.workerId,
       logger,
       ...(o.fetch ? { fetch: o.fetch } : {}),
+      env: o.env,
     });
-    this.reader = new QueueReader({
+    this.reader = createQueueReader(config.redis.cluster.length > 0, {
       connect: () => o.connect("actor-queue"),
       keys: this.keys,
       consumer: this.workerId,
@@ -100,6 +106,7 @@ export class Actor {
       },
       logger,
     );
+    this.push = new PushWorker({ redis: this.command, keys: this.keys, config, logger });
   }
 
   /** Runs until drained; resolves once every run is finished or handed back and the connections are closed. */
@@ -111,6 +118,7 @@ export class Actor {
     this.every(config.worker.reclaimIntervalSeconds * 1000, () => this.reclaim());
     this.every(this.o.retentionIntervalMs ?? 60_000, () => this.retention());
     logger.info({ workerId: this.workerId, concurrency: config.worker.concurrency }, "actor started");
+    this.push.start();
     while (!this.stopping) {
       const free = config.worker.concurrency - this.executor.inflight;
       if (free <= 0) {
@@ -146,7 +154,8 @@ export class Actor {
   private async finish(): Promise<void> {
     const { logger } = this.o;
     for (const timer of this.timers) clearInterval(timer);
-    await this.executor.settled();
+    // Webhook attempts in flight finish and are recorded before the command connection closes.
+    await Promise.all([this.executor.settled(), this.push.stop()]);
     clearTimeout(this.graceTimer);
     this.reader.close();
     this.cancels.close();

@@ -1,13 +1,13 @@
 // Listens on the cancel channel (pub/sub) so that a cancel reaches a running handler within a second; the run id
 // published there is handed to the executor, which aborts the run if it holds it.
-import type { Redis } from "ioredis";
+import type { RedisLike } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 export class CancelListener {
-  private subscriber: Redis | undefined;
+  private subscriber: RedisLike | undefined;
 
   constructor(
-    private readonly connect: () => Redis,
+    private readonly connect: () => RedisLike,
     private readonly channel: string,
     private readonly onCancel: (runId: string) => void,
     private readonly logger: Logger,

@@ -1,8 +1,12 @@
 // The output gate: every piece of a handler's output (text deltas, artifacts, progress, and the closing status with an
-// interrupt's question) passes through one OutputSink before it reaches the journal. The full-text guardrail wraps
-// this seam (createOutputSink) to hold content back until the whole text has passed.
-import type { Profile } from "../config/index.ts";
+// interrupt's question or a failure's message) passes through one OutputSink before it reaches the journal.
+// createOutputSink picks the sink: the full-text gate (GuardedSink), the after-the-fact check, or the plain journal.
+import { type Profile, requiresFullTextCheck } from "../config/index.ts";
+import type { Guardrail } from "../guardrail/index.ts";
 import type { Artifact } from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+import { CheckedSink } from "./checked-sink.ts";
+import { GuardedSink } from "./guarded-sink.ts";
 import type { HandlerResult } from "./handlers/handler-api.ts";
 import type { RunWriter } from "./run-writer.ts";
 
@@ -18,6 +22,11 @@ export interface OutputSink {
    * output. Never called after a cancel or a failure.
    */
   finish(result: HandlerResult): Promise<void>;
+  /**
+   * The status message a failed leg shows for a HandlerFailure's `message`: the message itself, or, from a sink that
+   * holds content back, a generic one when the message does not pass the check. Called instead of finish.
+   */
+  failureMessage(message: string): Promise<string>;
 }
 
 /** The writes a sink makes: RunWriter in production, a recorder in unit tests. */
@@ -69,6 +78,10 @@ export class JournalSink implements OutputSink {
     return closed.then(() => status);
   }
 
+  failureMessage(message: string): Promise<string> {
+    return Promise.resolve(message);
+  }
+
   private flushHeld(last: boolean): Promise<void> {
     const held = this.held;
     if (held === undefined) return Promise.resolve();
@@ -88,9 +101,25 @@ export interface OutputSinkOptions {
   readonly profile: Profile;
   /** The id of this leg's text artifact. */
   readonly artifactId: string;
+  /** The profile's composed output guardrail (see profileGuardrails); undefined when it configures none. */
+  readonly guardrail?: Guardrail | undefined;
+  /** The run's abort signal: a sink that holds content drops it when the signal fires. */
+  readonly signal?: AbortSignal | undefined;
+  readonly logger?: Logger | undefined;
 }
 
-/** The one place a run's output sink is made; the guardrail issue decorates the sink here. */
+/**
+ * The one place a run's output sink is made. When the profile requires the full-text check (requiresFullTextCheck),
+ * a GuardedSink holds all content until the guardrail passed the whole of it; otherwise content goes to the journal
+ * as it comes, and a configured guardrail still judges the whole output at the end (CheckedSink).
+ */
 export function createOutputSink(writer: OutputTarget, options: OutputSinkOptions): OutputSink {
-  return new JournalSink(writer, options.artifactId);
+  const { profile, artifactId, guardrail, logger } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  if (requiresFullTextCheck(profile)) {
+    const textArtifact = { artifactId, name: TEXT_ARTIFACT_NAME };
+    return new GuardedSink(writer, { profile, textArtifact, guardrail, signal, logger });
+  }
+  const journal = new JournalSink(writer, artifactId);
+  return guardrail ? new CheckedSink(journal, { profile, guardrail, signal, logger }) : journal;
 }

@@ -39,7 +39,8 @@ export class Heartbeat {
     const ttl = heartbeatTtlSeconds(this.o.heartbeatSeconds, this.o.livenessSeconds);
     const { inflight, done } = this.o.stats();
     const key = keys.worker(workerId);
-    await redis
+    // Two pipelines, one per key: the worker hash and the index sit in different slots on a cluster.
+    const hash = redis
       .pipeline()
       .hset(key, {
         mode: this.o.mode,
@@ -52,9 +53,13 @@ export class Heartbeat {
         version: this.o.version,
       })
       .expire(key, ttl)
+      .exec();
+    const index = redis
+      .pipeline()
       .zadd(keys.workers(), now, workerId)
       .zremrangebyscore(keys.workers(), "-inf", now - ttl * 1000)
       .exec();
+    await Promise.all([hash, index]);
     const shards = Array.from({ length: keys.shards }, (_, shard) => shard);
     await Promise.all(shards.map((shard) => this.o.ledger.beat(shard, this.o.livenessSeconds)));
   }
@@ -76,6 +81,6 @@ export class Heartbeat {
   async remove(): Promise<void> {
     this.stop();
     const { redis, keys, workerId } = this.o;
-    await redis.pipeline().del(keys.worker(workerId)).zrem(keys.workers(), workerId).exec();
+    await Promise.all([redis.del(keys.worker(workerId)), redis.zrem(keys.workers(), workerId)]);
   }
 }

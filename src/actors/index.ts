@@ -1,6 +1,7 @@
 // The actors area: supervisor, actor processes, sweep, status and the handler API. Other areas import only this.
 export { Actor, type ActorOptions } from "./actor.ts";
 export { type ApiKeys, resolveApiKeys } from "./api-keys.ts";
+export { CheckedSink, type CheckedSinkOptions } from "./checked-sink.ts";
 export { connectRedis } from "./connections.ts";
 export {
   createOutputSink,
@@ -10,6 +11,7 @@ export {
   type OutputTarget,
   TEXT_ARTIFACT_NAME,
 } from "./emit-gate.ts";
+export { GuardedSink, type GuardedSinkOptions, PROGRESS_INTERVAL_MS, PROGRESS_METADATA_KEY } from "./guarded-sink.ts";
 export { clockTool, NoWorkspaceError, readFileTool } from "./handlers/builtin-tools.ts";
 export { builtinHandlers, builtinTools, HandlerModuleError, loadHandlerModules } from "./handlers/builtins.ts";
 export { echoHandler, noopHandler } from "./handlers/echo.ts";
@@ -49,6 +51,7 @@ export {
 } from "./handlers/tools.ts";
 export { Workspace, WorkspaceEscapeError } from "./handlers/workspace.ts";
 export { heartbeatTtlSeconds, type WorkerMode } from "./heartbeat.ts";
+export { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, profileGuardrails } from "./output-check.ts";
 export { type RestartDecision, RestartPolicy } from "./restart-policy.ts";
 export { DEAD_LETTER_RETENTION_SECONDS, type RetentionReport } from "./retention.ts";
 export { GENERIC_FAILURE, type QueueEntry } from "./run-executor.ts";

@@ -34,10 +34,11 @@ async function start(line: string): Promise<Actor> {
     tools: builtinTools(),
     apiKeys: apiKeys.keys,
     logger,
-    connect: (name) => connectRedis(config.redis.url, name),
+    connect: (name) => connectRedis(config.redis, name),
     host: hostname(),
     pid: process.pid,
     version: RUNTIME_VERSION,
+    env: process.env,
   });
 }
 

@@ -1,8 +1,7 @@
 // Reads new run-queue entries for one consumer with XREADGROUP BLOCK on a dedicated connection. A watchdog replaces
 // the connection when a blocking read has not returned within BLOCK plus a margin (a link that hangs after a
 // reconnect); entries delivered to a dropped read stay pending and are reclaimed after their lease.
-import type { Redis } from "ioredis";
-import { type KeySpace, QUEUE_GROUP } from "../journal/index.ts";
+import { type KeySpace, QUEUE_GROUP, type RedisLike } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { QueueEntry } from "./run-executor.ts";
 
@@ -25,8 +24,10 @@ export function toQueueEntries(shard: number, rows: readonly [string, string[] |
 }
 
 export interface QueueReaderOptions {
-  connect: () => Redis;
+  connect: () => RedisLike;
   keys: KeySpace;
+  /** The shards this reader reads (default: every shard, in one read; a cluster needs one reader per shard). */
+  shards?: readonly number[];
   consumer: string;
   /** BLOCK of each read (ms, at most 2000). */
   blockMs: number;
@@ -38,14 +39,15 @@ export interface QueueReaderOptions {
 }
 
 export class QueueReader {
-  private connection: Redis | undefined;
+  private connection: RedisLike | undefined;
   private readonly streams: string[];
   private readonly shardOf = new Map<string, number>();
   private closed = false;
 
   constructor(private readonly o: QueueReaderOptions) {
-    this.streams = Array.from({ length: o.keys.shards }, (_, shard) => o.keys.queue(shard));
-    for (const [shard, stream] of this.streams.entries()) this.shardOf.set(stream, shard);
+    const shards = o.shards ?? Array.from({ length: o.keys.shards }, (_, shard) => shard);
+    this.streams = shards.map((shard) => o.keys.queue(shard));
+    for (const shard of shards) this.shardOf.set(o.keys.queue(shard), shard);
   }
 
   /** New entries, at most `count` per shard; [] after BLOCK without any, after a watchdog reset, or on an error. */
@@ -93,7 +95,7 @@ export class QueueReader {
     if (this.connection) this.drop(this.connection);
   }
 
-  private drop(connection: Redis): void {
+  private drop(connection: RedisLike): void {
     if (this.connection === connection) this.connection = undefined;
     connection.disconnect();
   }

@@ -1,6 +1,7 @@
 // Runs queue entries from claim to acknowledgement; the same code serves actors and the sweep. The claim decides
 // whether this process may run an entry; every write carries the claim's fence; a lost lease stops all writing.
-import type { Config, Profile } from "../config/index.ts";
+import { type Config, type Profile, requiresFullTextCheck } from "../config/index.ts";
+import type { Guardrail } from "../guardrail/index.ts";
 import {
   type Claim,
   decodeTaskFields,
@@ -24,6 +25,8 @@ import { type LlmClient, OpenAiCompatibleClient } from "./handlers/llm-client.ts
 import type { ToolRegistry } from "./handlers/tools.ts";
 import { Workspace } from "./handlers/workspace.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
+import type { RunOutcome } from "./metrics.ts";
+import { profileGuardrails } from "./output-check.ts";
 import { LeaseLostError, RunWriter } from "./run-writer.ts";
 
 /** One entry of a shard's run queue. */
@@ -47,6 +50,10 @@ export interface ExecutorOptions {
   consumer: string;
   logger: Logger;
   fetch?: typeof fetch;
+  /** Where guardrails read the variable named by `guardrails.moderation.apiKeyEnv` (the entry file passes it). */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Told how each claimed leg ended; `startedAt` is performance.now() at the claim (metrics). */
+  onRun?: ((outcome: RunOutcome, startedAt: number) => void) | undefined;
 }
 
 /** The status message of a task whose handler threw an error that is not a HandlerFailure. */
@@ -73,9 +80,25 @@ function race(run: () => Promise<HandlerResult | undefined>, signal: AbortSignal
   });
 }
 
+/** The metric outcome of a concluded leg (a lost lease is decided by the caller). */
+function outcomeOf(reason: AbortReason | undefined, failure: unknown, outcome: Outcome): RunOutcome {
+  if (reason === "drain") return "drained";
+  if (reason === "cancel") return "canceled";
+  if (reason === "lost") return "lost";
+  if (failure !== undefined || outcome.kind !== "returned") return "failed";
+  const state = outcome.value?.state ?? "TASK_STATE_COMPLETED";
+  return state === "TASK_STATE_INPUT_REQUIRED"
+    ? "input_required"
+    : state === "TASK_STATE_AUTH_REQUIRED"
+      ? "auth_required"
+      : "completed";
+}
+
 interface RunControl {
   controller: AbortController;
   reason: AbortReason | undefined;
+  /** How the leg ended, set when it concludes. */
+  outcome?: RunOutcome;
 }
 
 export class RunExecutor {
@@ -87,8 +110,12 @@ export class RunExecutor {
   private draining = false;
   private readonly llmClients = new Map<string, LlmClient>();
   private readonly workspaces = new Map<string, Promise<Workspace>>();
+  /** Each profile's output guardrail, built once: a profile whose guardrails cannot be built stops the start. */
+  private readonly guardrails: ReadonlyMap<string, Guardrail>;
 
-  constructor(private readonly o: ExecutorOptions) {}
+  constructor(private readonly o: ExecutorOptions) {
+    this.guardrails = profileGuardrails(o.config, { env: { ...o.env }, ...(o.fetch ? { fetch: o.fetch } : {}) });
+  }
 
   /** Entries being processed (claimed or about to be). */
   get inflight(): number {
@@ -148,6 +175,8 @@ export class RunExecutor {
     const { config, ledger, logger } = this.o;
     const log = logger.child({ taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
+    const startedAt = performance.now();
+    const ended = (outcome: RunOutcome) => this.o.onRun?.(outcome, startedAt);
     const claim = await ledger.claim(
       entry.shard,
       entry.taskId,
@@ -164,6 +193,7 @@ export class RunExecutor {
     if (this.draining) {
       await ledger.release(claim);
       log.info("draining: queue entry handed back");
+      ended("drained");
       return;
     }
     const record = await this.readTask(entry);
@@ -186,20 +216,28 @@ export class RunExecutor {
         });
         await ledger.deadLetter(entry.shard, entry.id, entry.runId, entry.taskId, `attempts exhausted (${attempts})`);
         log.warn({ attempts }, "attempts exhausted: task failed, entry dead-lettered");
+        ended("exhausted");
       } else if (claim.cancelRequested) {
         await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
         await ledger.ack(entry.shard, entry.id);
+        ended("canceled");
       } else {
         const handler = profile ? this.o.handlers.get(profile.handler) : undefined;
         if (!profile || !handler) {
           log.error({ profile: claim.profile, handler: profile?.handler }, "no such profile or handler on this worker");
           await writer.status("TASK_STATE_FAILED", { text: "This agent is not available on this worker" });
           await ledger.ack(entry.shard, entry.id);
-        } else if (!(await this.runLeg(entry, claim, record, profile, handler, writer, control, log))) return;
+          ended("unavailable");
+        } else {
+          const finished = await this.runLeg(entry, claim, record, profile, handler, writer, control, log);
+          ended(control.outcome ?? "lost");
+          if (!finished) return;
+        }
       }
       this.done += 1;
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
+      if (control.outcome === undefined) ended("lost");
       log.warn({ reason: error.message }, "lease lost: another actor owns the run now; stopped writing");
     }
   }
@@ -228,8 +266,11 @@ export class RunExecutor {
     try {
       await writer.status("TASK_STATE_WORKING");
       const leg = record.history.filter((message) => message.role === "ROLE_USER").length;
-      const sink = createOutputSink(writer, { profile, artifactId: `response-${leg}` });
       const signal = control.controller.signal;
+      const guardrail = this.guardrails.get(profile.name);
+      const sink = createOutputSink(writer, { profile, artifactId: `response-${leg}`, guardrail, signal, logger: log });
+      // A held-back profile does not name a refused tool: the model chose the name, so it may carry content.
+      const named = !requiresFullTextCheck(profile);
       const outcome = await race(async () => {
         const built = createHandlerContext({
           taskId: record.id,
@@ -244,9 +285,11 @@ export class RunExecutor {
           workspace: await this.workspaceFor(profile),
           recordRefusal: (tool) =>
             writer.status("TASK_STATE_WORKING", {
-              text: `Tool "${tool}" is not allowed for this agent; the call was refused`,
+              text: named
+                ? `Tool "${tool}" is not allowed for this agent; the call was refused`
+                : "A tool that is not allowed for this agent was called; the call was refused",
               history: true,
-              metadata: { refusedTool: tool },
+              ...(named ? { metadata: { refusedTool: tool } } : {}),
             }),
         });
         const value = (await handler(built.ctx)) as HandlerResult | undefined;
@@ -269,7 +312,19 @@ export class RunExecutor {
     log: Logger,
   ): Promise<boolean> {
     const { ledger } = this.o;
-    if (control.reason === "lost" || (outcome.kind === "threw" && outcome.error instanceof LeaseLostError)) {
+    let failure = outcome.kind === "threw" ? outcome.error : undefined;
+    if (control.reason === undefined && outcome.kind === "returned") {
+      try {
+        await sink.finish(outcome.value || { state: "TASK_STATE_COMPLETED" });
+      } catch (error) {
+        // An abort during finish (the output check) is handled below like any abort; else only a refusal fails.
+        if (control.reason === undefined && !(error instanceof HandlerFailure)) throw error;
+        failure = error;
+      }
+    }
+    control.outcome = outcomeOf(control.reason, failure, outcome);
+    if (control.reason === "lost" || failure instanceof LeaseLostError) {
+      control.outcome = "lost";
       log.warn("lease lost: another actor owns the run now; stopped writing");
       return false;
     }
@@ -282,26 +337,21 @@ export class RunExecutor {
     if (control.reason === "cancel") {
       await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
       log.info("canceled");
-    } else if (outcome.kind === "threw") {
-      await this.fail(outcome.error, writer, log);
-    } else {
-      try {
-        await sink.finish((outcome.kind === "returned" && outcome.value) || { state: "TASK_STATE_COMPLETED" });
-      } catch (error) {
-        if (!(error instanceof HandlerFailure)) throw error;
-        await this.fail(error, writer, log);
-      }
+    } else if (failure !== undefined) {
+      await this.fail(failure, writer, sink, log);
     }
     await ledger.ack(entry.shard, entry.id);
     return true;
   }
 
-  /** FAILED with the HandlerFailure's message, or a generic one (the details stay in the log). */
-  private async fail(error: unknown, writer: RunWriter, log: Logger): Promise<void> {
+  /** FAILED with the HandlerFailure's message as the sink lets it out, or a generic one (details stay in the log). */
+  private async fail(error: unknown, writer: RunWriter, sink: OutputSink, log: Logger): Promise<void> {
     const shown = error instanceof HandlerFailure;
     if (shown) log.warn({ err: error }, "handler failed");
     else log.error({ err: error }, "handler failed");
-    await writer.status("TASK_STATE_FAILED", { text: shown ? error.message : GENERIC_FAILURE });
+    await writer.status("TASK_STATE_FAILED", {
+      text: shown ? await sink.failureMessage(error.message) : GENERIC_FAILURE,
+    });
   }
 
   private async readTask(entry: QueueEntry): Promise<TaskRecord | undefined> {

@@ -48,6 +48,8 @@ export function formatStatus(report: StatusReport, minimumWorkers: number): stri
       ["running", String(report.running)],
       ["expired leases", String(report.expiredLeases)],
       ["dead letters", String(report.deadLetters)],
+      ["push pending", `${report.pushPending} (${report.pushPendingTasks} tasks)`],
+      ["push dead letters", String(report.pushDeadLetters)],
     ]),
   );
   lines.push("");

@@ -1,10 +1,10 @@
 // The sweep (`a2a-runtime sweep --once | --interval S`): a worker without a long-lived consumer. Each tick records a
 // heartbeat (mode sweep), reclaims expired leases, runs what is queued up to worker.sweepBatch with the actors' run
-// code, and applies retention.
-import type { Redis } from "ioredis";
+// code, delivers the webhooks that are due (within a time budget), and applies retention.
 import type { Config } from "../config/index.ts";
-import { KeySpace, QUEUE_GROUP, RunLedger } from "../journal/index.ts";
+import { KeySpace, QUEUE_GROUP, type RedisLike, RunLedger } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import { PushWorker } from "../push/index.ts";
 import { CancelListener } from "./cancel-listener.ts";
 import type { HandlerRegistry } from "./handlers/handler-api.ts";
 import type { ToolRegistry } from "./handlers/tools.ts";
@@ -23,20 +23,27 @@ export interface SweepOptions {
   tools: ToolRegistry;
   apiKeys: ReadonlyMap<string, string>;
   logger: Logger;
-  connect: (name: string) => Redis;
+  connect: (name: string) => RedisLike;
   host: string;
   pid: number;
   version: string;
   /** Aborting it ends the loop after the current tick. */
   signal?: AbortSignal;
   fetch?: typeof fetch;
+  /** The environment guardrails read the moderation API key from (guardrails.moderation.apiKeyEnv). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface SweepTick {
   reclaimed: number;
   ran: number;
+  /** Webhook attempts made (one per task whose next notification was due). */
+  pushed: number;
   retention: RetentionReport;
 }
+
+/** The longest a tick spends on webhooks, ms (less when the interval between ticks is shorter). */
+const PUSH_BUDGET_MS = 30_000;
 
 type StreamReply = [string, [string, string[] | null][]][] | null;
 
@@ -55,16 +62,18 @@ async function runAll(executor: RunExecutor, entries: readonly QueueEntry[], con
 class Sweep {
   readonly workerId: string;
   private readonly keys: KeySpace;
-  private readonly redis: Redis;
+  private readonly redis: RedisLike;
   private readonly ledger: RunLedger;
   private readonly executor: RunExecutor;
   private readonly reclaimer: Reclaimer;
   readonly heartbeat: Heartbeat;
   readonly cancels: CancelListener;
+  private readonly push: PushWorker;
 
   constructor(
     private readonly config: Config,
     o: SweepOptions,
+    private readonly pushBudgetMs: number,
   ) {
     this.workerId = `sweep-${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
@@ -81,6 +90,7 @@ class Sweep {
       consumer: this.workerId,
       logger: o.logger,
       ...(o.fetch ? { fetch: o.fetch } : {}),
+      env: o.env,
     });
     this.reclaimer = new Reclaimer(this.redis, this.keys, this.workerId, config.worker.leaseSeconds * 1000);
     this.heartbeat = new Heartbeat({
@@ -103,6 +113,7 @@ class Sweep {
       (runId) => void this.executor.cancel(runId),
       o.logger,
     );
+    this.push = new PushWorker({ redis: this.redis, keys: this.keys, config, logger: o.logger });
   }
 
   async prepare(): Promise<void> {
@@ -116,13 +127,14 @@ class Sweep {
     const queued = await this.readQueued(Math.max(0, sweepBatch - reclaimed.length));
     const entries = [...reclaimed, ...queued];
     await runAll(this.executor, entries, concurrency);
+    const pushed = await this.push.tick(this.pushBudgetMs);
     const retention = await applyRetention(this.redis, this.keys, {
       budget: sweepBatch,
       consumerIdleMs: Math.max(livenessSeconds, leaseSeconds * 3, 600) * 1000,
       keepConsumers: [this.workerId],
     });
     await this.heartbeat.beat();
-    return { reclaimed: reclaimed.length, ran: entries.length, retention };
+    return { reclaimed: reclaimed.length, ran: entries.length, pushed, retention };
   }
 
   close(): void {
@@ -131,21 +143,27 @@ class Sweep {
     this.redis.disconnect();
   }
 
+  /** Up to `count` new entries per shard, one read per shard: a cluster refuses one read across slots (CROSSSLOT). */
   private async readQueued(count: number): Promise<QueueEntry[]> {
     if (count <= 0) return [];
-    const streams = Array.from({ length: this.keys.shards }, (_, shard) => this.keys.queue(shard));
-    const reply = (await this.redis.call(
-      "XREADGROUP",
-      "GROUP",
-      QUEUE_GROUP,
-      this.workerId,
-      "COUNT",
-      count,
-      "STREAMS",
-      ...streams,
-      ...streams.map(() => ">"),
-    )) as StreamReply;
-    return (reply ?? []).flatMap(([stream, rows]) => toQueueEntries(streams.indexOf(stream), rows));
+    const shards = Array.from({ length: this.keys.shards }, (_, shard) => shard);
+    const replies = await Promise.all(
+      shards.map(
+        (shard) =>
+          this.redis.call(
+            "XREADGROUP",
+            "GROUP",
+            QUEUE_GROUP,
+            this.workerId,
+            "COUNT",
+            count,
+            "STREAMS",
+            this.keys.queue(shard),
+            ">",
+          ) as Promise<StreamReply>,
+      ),
+    );
+    return replies.flatMap((reply, shard) => (reply ?? []).flatMap(([, rows]) => toQueueEntries(shard, rows)));
   }
 }
 
@@ -165,9 +183,9 @@ function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** Runs the sweep; resolves with the exit code (0, or 1 when a `--once` tick failed). */
 export async function runSweep(config: Config, options: SweepOptions): Promise<number> {
-  const sweep = new Sweep(config, options);
   const { logger, signal } = options;
   const intervalMs = (options.intervalSeconds ?? config.worker.heartbeatSeconds) * 1000;
+  const sweep = new Sweep(config, options, options.once ? PUSH_BUDGET_MS : Math.min(PUSH_BUDGET_MS, intervalMs));
   let code = 0;
   try {
     await sweep.prepare();

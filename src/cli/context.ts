@@ -1,7 +1,7 @@
 // What every command gets: the loaded configuration, a logger, a Redis connection, the environment as given.
 // Only the entry (src/cli.ts) builds it; commands never read process.env themselves.
-import { Redis } from "ioredis";
 import { type Config, loadConfig } from "../config/index.ts";
+import { createRedis, type RedisLike } from "../journal/index.ts";
 import { createLogger, type Logger } from "../log.ts";
 
 export interface CliContext {
@@ -11,8 +11,8 @@ export interface CliContext {
   /** Loads the configuration again with some variables set on top of the environment (used by `start`). */
   configWith(overrides: Record<string, string>): Config;
   logger(name: string): Logger;
-  /** A new Redis connection to the configured server; the caller closes it. */
-  redis(name: string): Redis;
+  /** A new Redis connection to the configured server or cluster; the caller closes it. */
+  redis(name: string): RedisLike;
   /** Writes a line to standard output (tables, JSON for --json). */
   print(line: string): void;
 }
@@ -41,7 +41,7 @@ export function createContext(
       return createLogger(name, context.config().log.level);
     },
     redis(name) {
-      const redis = new Redis(context.config().redis.url, { connectionName: `a2a-${name}`, maxRetriesPerRequest: 2 });
+      const redis = createRedis(context.config().redis, `a2a-${name}`, { maxRetriesPerRequest: 2 });
       redis.on("error", () => {});
       return redis;
     },

@@ -1,7 +1,6 @@
 // `a2a-runtime start`: everything in one process tree for a first run: Redis (REDIS_URL, or an embedded redis-server
 // when none answers), the gateway and the supervisor with its actors, and a demo client whose key is printed once.
 import type { Command } from "commander";
-import { runSupervisor } from "../actors/index.ts";
 import { publicUrl } from "../config/index.ts";
 import { startGateway } from "../gateway/index.ts";
 import { ClientRegistry, KeySpace } from "../journal/index.ts";
@@ -21,7 +20,8 @@ export function registerStart(program: Command, context: CliContext): void {
       let config = context.config();
       const logger = context.logger("start");
       let embedded: EmbeddedRedis | undefined;
-      if (!(await redisAnswers(config.redis.url))) {
+      // With redis.cluster set the cluster is the store: no single Redis to probe, none to embed.
+      if (config.redis.cluster.length === 0 && !(await redisAnswers(config.redis.url))) {
         if (!redisServerOnPath()) {
           process.stderr.write(`No Redis answers at ${config.redis.url} and redis-server is not on the PATH.\n`);
           process.stderr.write("Start Redis 7 or set REDIS_URL, then run this again.\n");
@@ -39,6 +39,7 @@ export function registerStart(program: Command, context: CliContext): void {
         if (old.name === DEMO_CLIENT && !old.revoked) await clients.revoke(old.id);
       const demo = await clients.add({ name: DEMO_CLIENT });
 
+      const { runSupervisor } = await import("../actors/index.ts");
       const supervisor = runSupervisor(config, {
         actors: options.actors ?? config.worker.actors,
         env: context.env,

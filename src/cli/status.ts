@@ -1,7 +1,6 @@
 // `a2a-runtime status [--json] [--minimum-workers N]`: live workers, queue depth, running, expired leases and dead
 // letters. Exit code 0, or 2 when fewer than N workers (consumers + sweep ticks) are live, for monitoring.
 import { type Command, InvalidArgumentError } from "commander";
-import { formatStatus, readStatus, statusExitCode } from "../actors/index.ts";
 import { KeySpace } from "../journal/index.ts";
 import type { CliContext } from "./context.ts";
 
@@ -26,6 +25,7 @@ export function registerStatus(program: Command, context: CliContext): void {
       const redis = context.redis("status");
       let code: number;
       try {
+        const { formatStatus, readStatus, statusExitCode } = await import("../actors/index.ts");
         const report = await readStatus(redis, new KeySpace(config.redis.keyPrefix, config.redis.shards), config);
         code = statusExitCode(report, options.minimumWorkers);
         if (options.json)

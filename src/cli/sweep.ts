@@ -2,15 +2,6 @@
 // consumers (cron). Each tick beats, reclaims expired leases, runs what is queued and applies retention.
 import { hostname } from "node:os";
 import type { Command } from "commander";
-import {
-  builtinHandlers,
-  builtinTools,
-  connectRedis,
-  loadHandlerModules,
-  RUNTIME_VERSION,
-  resolveApiKeys,
-  runSweep,
-} from "../actors/index.ts";
 import type { CliContext } from "./context.ts";
 import { positiveInteger } from "./work.ts";
 
@@ -22,6 +13,15 @@ export function registerSweep(program: Command, context: CliContext): void {
     .option("--interval <seconds>", "seconds between ticks (default: worker.heartbeatSeconds)", positiveInteger)
     .option("--handlers <modules...>", "modules whose defineHandler() exports are registered besides the built-ins")
     .action(async (options: { once?: boolean; interval?: number; handlers?: string[] }) => {
+      const {
+        builtinHandlers,
+        builtinTools,
+        connectRedis,
+        loadHandlerModules,
+        RUNTIME_VERSION,
+        resolveApiKeys,
+        runSweep,
+      } = await import("../actors/index.ts");
       const config = context.config();
       const logger = context.logger("sweep");
       const handlers = builtinHandlers();
@@ -39,11 +39,12 @@ export function registerSweep(program: Command, context: CliContext): void {
         tools: builtinTools(),
         apiKeys: apiKeys.keys,
         logger,
-        connect: (name) => connectRedis(config.redis.url, name),
+        connect: (name) => connectRedis(config.redis, name),
         host: hostname(),
         pid: process.pid,
         version: RUNTIME_VERSION,
         signal: stop.signal,
+        env: context.env,
       });
       process.exit(code);
     });

@@ -1,7 +1,6 @@
 // `a2a-runtime work [--actors N] [--handlers <module...>]`: the supervisor with its actor processes. Exits 0 after a
 // drain (SIGTERM/SIGINT), 1 when it gave up past the restart-intensity limit.
 import { type Command, InvalidArgumentError } from "commander";
-import { runSupervisor } from "../actors/index.ts";
 import type { CliContext } from "./context.ts";
 
 export function positiveInteger(value: string): number {
@@ -17,6 +16,8 @@ export function registerWork(program: Command, context: CliContext): void {
     .option("--handlers <modules...>", "modules whose defineHandler() exports are registered besides the built-ins")
     .action(async (options: { actors?: number; handlers?: string[] }) => {
       const config = context.config();
+      // Loaded on use: a gateway process started by this CLI must not even load worker code.
+      const { runSupervisor } = await import("../actors/index.ts");
       const code = await runSupervisor(config, {
         actors: options.actors ?? config.worker.actors,
         env: context.env,

@@ -52,6 +52,25 @@ export const ServerSchema = Type.Object(
         "HTTP connection idle timeout. 0 = derived: max(blockingWaitSeconds, streamKeepaliveSeconds) + 10. " +
         "When set it must exceed both (Bun's default of 10 s would cut them); Bun allows at most 255.",
     }),
+    metricsToken: Type.String({
+      default: "",
+      description:
+        "Bearer token that GET /metrics requires (Authorization: Bearer <token>). Empty: /metrics answers anyone " +
+        "who reaches the port.",
+    }),
+    cardSigningKeyEnv: Type.String({
+      pattern: "^([A-Za-z_][A-Za-z0-9_]*)?$",
+      errorMessage: "must be the name of an environment variable (the key itself never goes in the config)",
+      default: "",
+      description:
+        "NAME of the environment variable holding the PEM private key (EC P-256 for ES256, or Ed25519 for EdDSA) " +
+        "that signs every agent card; its public key is served at /.well-known/jwks.json. Empty: cards are unsigned.",
+    }),
+    cardSigningKeyId: Type.String({
+      default: "",
+      description:
+        "kid of the card signing key (JWS header and JWKS). Empty: derived from the key (RFC 7638 thumbprint).",
+    }),
   },
   { additionalProperties: false, default: {}, description: "The HTTP gateway." },
 );
@@ -78,6 +97,17 @@ export const WorkerSchema = Type.Object(
     restartPeriodSeconds: integer("Window over which restartIntensity counts restarts.", 60),
     reclaimIntervalSeconds: integer("How often expired run leases are looked for and reclaimed.", 5),
     sweepBatch: integer("Most items (queued runs, expired leases, retention) one sweep tick handles.", 100),
+    metricsPort: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: 9464,
+      description: "Port where the supervisor (work, start) serves its actors' aggregated GET /metrics; 0 = off.",
+    }),
+    metricsHost: Type.String({
+      minLength: 1,
+      default: "127.0.0.1",
+      description: "Interface the supervisor's metrics server binds to.",
+    }),
   },
   { additionalProperties: false, default: {}, description: "Actors, the supervisor and sweep." },
 );
@@ -102,6 +132,20 @@ export const RedisSchema = Type.Object(
       default: 1,
       description: "Hash-tag shards that queues and indices are spread over, for Redis Cluster (1..1024).",
     }),
+    cluster: Type.Array(
+      Type.String({
+        pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$",
+        errorMessage: "must be host:port (an IPv6 address in brackets: [::1]:7000)",
+      }),
+      {
+        default: [],
+        description:
+          "Seed nodes of a Redis Cluster as host:port (a few are enough; the rest are discovered). Empty: one Redis " +
+          "at redis.url. When set, redis.url gives only the username, password and TLS (rediss://) of every node; " +
+          "set redis.shards to several times the number of masters so the run queues spread over them. " +
+          "Comma-separated in env.",
+      },
+    ),
     dedupSeconds: integer("How long a client's messageId is remembered, so a repeat returns the same task.", 86_400),
   },
   { additionalProperties: false, default: {}, description: "Where all state lives." },

@@ -2,7 +2,7 @@
 // Cache-Control and an ETag. Cards carry no credentials and no internal details (handler, limits, identity).
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
-import type { Profile } from "../config/index.ts";
+import { type Profile, requiresFullTextCheck } from "../config/index.ts";
 import type { AgentCard, SecurityRequirement, SecurityScheme } from "../journal/index.ts";
 import { API_KEY_HEADER } from "./authenticator.ts";
 
@@ -10,6 +10,13 @@ import { API_KEY_HEADER } from "./authenticator.ts";
 export const PROTOCOL_VERSION = "1.0";
 /** How long clients and proxies may cache a card, in seconds. */
 export const CARD_MAX_AGE_SECONDS = 300;
+
+/** The skill tag of a profile whose output is held back until the full-text check passed it. */
+export const FINAL_ONLY_TAG = "output:final-only";
+/** Appended to such a skill's description, so that a client does not wait for deltas. */
+export const FINAL_ONLY_NOTE =
+  "Output arrives at the end, in one piece, once it has passed a content check; while the task works, it reports " +
+  "progress only.";
 
 /** The JSON-RPC endpoint path of a profile. */
 export function profilePath(profile: string): string {
@@ -30,6 +37,9 @@ const SECURITY_REQUIREMENTS: SecurityRequirement[] = [
 /** The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/". */
 export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
   const { skill } = profile;
+  const finalOnly = requiresFullTextCheck(profile);
+  // tags is a required, non-empty list on the wire.
+  const tags = skill.tags.length > 0 ? [...skill.tags] : [profile.name];
   return {
     name: profile.name,
     description: profile.description,
@@ -37,8 +47,12 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
     supportedInterfaces: [
       { url: `${baseUrl}${profilePath(profile.name)}`, protocolBinding: "JSONRPC", protocolVersion: PROTOCOL_VERSION },
     ],
-    // Streaming and push notifications are not served yet: their methods answer -32004 and -32003.
-    capabilities: { streaming: false, pushNotifications: false, extendedAgentCard: false },
+    // A profile without streaming answers -32004, one without push notifications -32003 (see cardProfiles).
+    capabilities: {
+      streaming: profile.streaming,
+      pushNotifications: profile.pushNotifications,
+      extendedAgentCard: false,
+    },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: [...profile.inputModes],
@@ -47,9 +61,8 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
       {
         id: skill.id,
         name: skill.name,
-        description: skill.description,
-        // tags is a required, non-empty list on the wire.
-        tags: skill.tags.length > 0 ? [...skill.tags] : [profile.name],
+        description: finalOnly ? `${skill.description.trimEnd()} ${FINAL_ONLY_NOTE}` : skill.description,
+        tags: finalOnly && !tags.includes(FINAL_ONLY_TAG) ? [...tags, FINAL_ONLY_TAG] : tags,
         ...(skill.examples && skill.examples.length > 0 ? { examples: [...skill.examples] } : {}),
         inputModes: [...profile.inputModes],
         outputModes: [...profile.outputModes],

@@ -1,6 +1,7 @@
 // Handles one JSON-RPC POST to a profile's endpoint, in a fixed order: body (size cap) → JSON → envelope →
 // credentials → profile permission → A2A-Version → method → params → handler. Nothing touches Redis before the
-// credentials are checked, and nothing is written before the params are valid. Every failure goes through errorAnswer.
+// credentials are checked, and nothing is written before the params are valid. Every failure goes through errorAnswer;
+// a streaming method's failure before its first event too, so that it is a plain JSON answer and not a stream.
 import {
   InvalidParamsError,
   InvalidRequestError,
@@ -10,8 +11,18 @@ import {
 import { PROTOCOL_VERSION } from "./agent-card.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { EndpointNotFoundError, errorAnswer, errorResponse } from "./jsonrpc-errors.ts";
-import { METHODS, type MethodCall, type MethodHandler } from "./methods/index.ts";
+import {
+  isStreamMethod,
+  METHODS,
+  type MethodCall,
+  type MethodHandler,
+  STREAM_METHODS,
+  type StreamCall,
+  type StreamMethod,
+  type StreamMethodHandler,
+} from "./methods/index.ts";
 import { parseJsonBody, readCappedBody } from "./request-body.ts";
+import { recordRequest, taskIdOf } from "./request-log.ts";
 import {
   type A2aMethod,
   checkJsonRpcRequest,
@@ -48,8 +59,13 @@ function json(body: unknown): Response {
   return new Response(JSON.stringify(body), { headers: { "Content-Type": "application/json" } });
 }
 
-function run<M extends A2aMethod>(method: M, call: MethodCall<M>): Promise<unknown> {
+function run<M extends Exclude<A2aMethod, StreamMethod>>(method: M, call: MethodCall<M>): Promise<unknown> {
   const handler: MethodHandler<M> = METHODS[method];
+  return handler(call);
+}
+
+function stream<M extends StreamMethod>(method: M, call: StreamCall<M>): Promise<Response> {
+  const handler: StreamMethodHandler<M> = STREAM_METHODS[method];
   return handler(call);
 }
 
@@ -58,6 +74,18 @@ export async function dispatch(context: GatewayContext, profileName: string, req
   const startedAt = performance.now();
   let id: JsonRpcId = null;
   let method = "";
+  let clientId: string | undefined;
+  let params: unknown;
+  const answered = (code: number, error: unknown, result?: unknown) =>
+    recordRequest(context, {
+      method,
+      profile: profileName,
+      clientId,
+      taskId: taskIdOf(params, result),
+      code,
+      error,
+      startedAt,
+    });
   try {
     const profile = context.profiles.get(profileName);
     if (!profile) throw new EndpointNotFoundError(new URL(request.url).pathname);
@@ -67,12 +95,14 @@ export async function dispatch(context: GatewayContext, profileName: string, req
     if (!envelope.ok) throw new InvalidRequestError(`Invalid Request${summary(envelope.violations)}`);
     method = envelope.value.method;
     const client = await context.auth.authenticate(request.headers);
+    clientId = client.id;
     context.auth.authorize(client, profileName);
     checkVersion(request);
     if (!isA2aMethod(method)) throw new MethodNotFoundError(method);
     const checked = checkParams(method, envelope.value.params);
     if (!checked.ok) throw new InvalidParamsError(`Invalid params${summary(checked.violations)}`, checked.violations);
-    const result = await run(method, {
+    params = checked.value;
+    const call = {
       context,
       client,
       profile,
@@ -80,11 +110,20 @@ export async function dispatch(context: GatewayContext, profileName: string, req
       requestId: context.nextRequestId(),
       startedAt,
       signal: request.signal,
-    });
+    };
+    // A streaming method answers with its SSE response once the stream has started; its earlier errors land below.
+    if (isStreamMethod(method)) {
+      const response = await stream(method, { ...call, rpcId: id } as StreamCall<typeof method>);
+      answered(0, undefined);
+      return response;
+    }
+    const result = await run(method, call as MethodCall<typeof method>);
+    answered(0, undefined, result);
     return json({ jsonrpc: "2.0", id, result });
   } catch (error) {
     const answer = errorAnswer(error, id);
     if (answer.unexpected) context.logger.error({ err: error, method, profile: profileName }, "request failed");
+    answered(answer.body.error.code, error);
     return errorResponse(answer);
   }
 }

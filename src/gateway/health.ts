@@ -33,14 +33,15 @@ export function healthz(): Response {
 async function probe(context: GatewayContext): Promise<Readiness> {
   const { redis, keys, config } = context;
   const livenessSeconds = config.worker.livenessSeconds;
-  const pipeline = redis.pipeline().ping().time();
-  for (let shard = 0; shard < keys.shards; shard++) pipeline.get(keys.live(shard));
-  const replies = (await pipeline.exec()) ?? [];
-  for (const [error] of replies) if (error) throw error;
-  const [now] = (replies[1]?.[1] ?? ["0"]) as [string, string];
+  // Separate commands, not one pipeline: on a cluster the shards' live records sit on different nodes. The
+  // auto-pipelining connection still sends them in one tick (one pipeline per node).
+  const [[now], ...beats] = await Promise.all([
+    redis.call("TIME") as Promise<[string, string]>,
+    ...Array.from({ length: keys.shards }, (_, shard) => redis.get(keys.live(shard))),
+  ]);
   const shards: ShardReadiness[] = [];
   for (let shard = 0; shard < keys.shards; shard++) {
-    const beat = replies[shard + 2]?.[1];
+    const beat = beats[shard];
     const age = typeof beat === "string" ? Number(now) - Number(beat) : null;
     shards.push({ shard, beatAgeSeconds: age, live: age !== null && age <= livenessSeconds });
   }

@@ -16,5 +16,26 @@ export {
   errorResponse,
 } from "./jsonrpc-errors.ts";
 export { type Served, type ServeOptions, serve } from "./serve.ts";
-export { type RunningGateway, type StartGatewayOptions, startGateway } from "./start-gateway.ts";
+export {
+  boundedFrame,
+  commentFrame,
+  errorFrame,
+  eventFrame,
+  FRAME_TOO_LARGE_KEY,
+  type FramePosition,
+  KEEPALIVE_COMMENT,
+  OPEN_COMMENT,
+  standIn,
+} from "./sse-frames.ts";
+export { SSE_HEADERS, SseStream, type StreamEnd } from "./sse-stream.ts";
+export { type GatewayStats, type RunningGateway, type StartGatewayOptions, startGateway } from "./start-gateway.ts";
+export { StreamHub, type StreamHubOptions, tickMs } from "./stream-hub.ts";
+export {
+  DEFAULT_STREAM_LEASE_TTL_MS,
+  type StreamLease,
+  StreamLeases,
+  type StreamLeasesOptions,
+  type StreamLimits,
+} from "./stream-leases.ts";
+export { closesStream, compareEntryIds, JOURNAL_BATCH, openTaskStream, type TaskStreamInput } from "./task-stream.ts";
 export { DEFAULT_WAITING_LEASE_TTL_MS, WaitingLeases, type WaitingLeasesOptions } from "./waiting-leases.ts";

@@ -1,8 +1,7 @@
 // The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
 // registered per task, each change answered by one snapshot read on the shared command connection. However many
 // requests wait, the gateway holds the same two Redis connections.
-import type { Redis } from "ioredis";
-import type { KeySpace, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
+import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 /**
@@ -27,9 +26,9 @@ export type WaitOutcome =
 
 export interface JournalTailOptions {
   /** A connection of its own: it enters subscriber mode. */
-  subscriber: Redis;
-  /** The shared command connection, for the safety tick's pipeline. */
-  redis: Redis;
+  subscriber: RedisLike;
+  /** The shared command connection (auto-pipelining), for the safety tick's reads. */
+  redis: RedisLike;
   journal: TaskJournal;
   keys: KeySpace;
   logger: Logger;
@@ -194,18 +193,19 @@ export class JournalTail {
     }
   }
 
-  /** Reads every followed task's revision in one pipeline and refreshes those that moved or vanished. */
+  /**
+   * Reads every followed task's revision and refreshes those that moved or vanished. The reads leave in one tick on
+   * the auto-pipelining connection: one pipeline on a single Redis, one per node on a cluster (whose explicit
+   * pipelines must stay on one node).
+   */
   private recheckAll(): void {
     const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);
     if (all.length === 0) return;
     const { redis, keys, logger } = this.options;
-    const pipeline = redis.pipeline();
-    for (const followed of all) pipeline.hget(keys.task(keys.shardOf(followed.clientId), followed.taskId), "rev");
-    pipeline
-      .exec()
-      .then((replies) => {
+    Promise.all(all.map((f) => redis.hget(keys.task(keys.shardOf(f.clientId), f.taskId), "rev")))
+      .then((revs) => {
         all.forEach((followed, index) => {
-          const rev = replies?.[index]?.[1];
+          const rev = revs[index];
           if (typeof rev !== "string" || Number(rev) !== followed.lastRev) this.refresh(followed);
         });
       })

@@ -1,16 +1,26 @@
 // Starts one gateway process: two Redis connections (commands, and the journal tail's subscriber) however many
-// requests wait, the Elysia app behind the runtime seam, and an orderly stop that leaks no waiting lease.
-import { Redis } from "ioredis";
+// requests wait or stream, the Elysia app behind the runtime seam, and an orderly stop that leaks no lease.
 import { ulid } from "ulid";
 import { type Config, publicUrl, resolvedIdleTimeoutSeconds } from "../config/index.ts";
-import { CapacityLeases, ClientRegistry, KeySpace, TaskJournal } from "../journal/index.ts";
+import {
+  CapacityLeases,
+  ClientRegistry,
+  createRedis,
+  KeySpace,
+  type RedisLike,
+  TaskJournal,
+} from "../journal/index.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { AgentCards } from "./agent-card.ts";
 import { createGatewayApp } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
 import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
 import { JournalTail } from "./journal-tail.ts";
+import { GatewayMetrics } from "./metrics.ts";
+import { cardProfiles } from "./push-config-rules.ts";
 import { serve } from "./serve.ts";
+import { StreamHub } from "./stream-hub.ts";
+import { DEFAULT_STREAM_LEASE_TTL_MS, StreamLeases } from "./stream-leases.ts";
 import { DEFAULT_WAITING_LEASE_TTL_MS, WaitingLeases } from "./waiting-leases.ts";
 
 export interface StartGatewayOptions {
@@ -23,22 +33,30 @@ export interface RunningGateway {
   /** Where this process listens, e.g. http://127.0.0.1:8080 (cards advertise server.publicUrl when set). */
   readonly url: string;
   readonly port: number;
-  /** Ends waits (they answer with their task id), releases waiting leases, closes the server and Redis. */
+  /** What this process holds now: open SSE streams, streams holding leases, tasks its journal tail follows. */
+  stats(): GatewayStats;
+  /**
+   * Ends streams (they close; their tasks go on) and waits (they answer with their task id), releases stream and
+   * waiting leases, closes the server and Redis.
+   */
   stop(): Promise<void>;
+}
+
+export interface GatewayStats {
+  readonly streams: number;
+  readonly streamLeases: number;
+  readonly followedTasks: number;
 }
 
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
 /** How long stop() lets in-flight requests finish their answers, in ms. */
 const DRAIN_MS = 2000;
 
-function connect(config: Config, name: string, logger: Logger): Redis {
-  const redis = new Redis(config.redis.url, {
-    connectionName: name,
-    maxRetriesPerRequest: 1,
-    enableAutoPipelining: name === "a2a-gateway",
-  });
+function connect(config: Config, name: string, logger: Logger, onError: () => void): RedisLike {
+  const redis = createRedis(config.redis, name, { maxRetriesPerRequest: 1, autoPipelining: name === "a2a-gateway" });
   let healthy = true;
   redis.on("error", (error: Error) => {
+    onError();
     if (healthy) logger.warn({ connection: name, err: error.message }, "Redis connection failed; retrying");
     healthy = false;
   });
@@ -52,8 +70,10 @@ function connect(config: Config, name: string, logger: Logger): Redis {
 export async function startGateway(config: Config, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger("gateway", config.log.level);
   const profiles = profileRuntimes(config);
-  const redis = connect(config, "a2a-gateway", logger);
-  const subscriber = connect(config, "a2a-gateway-tail", logger);
+  let metrics: GatewayMetrics | undefined;
+  const redisError = (connection: string) => () => metrics?.redisErrors.inc({ connection });
+  const redis = connect(config, "a2a-gateway", logger, redisError("command"));
+  const subscriber = connect(config, "a2a-gateway-tail", logger, redisError("subscriber"));
   const closeRedis = () => {
     redis.disconnect();
     subscriber.disconnect();
@@ -70,6 +90,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     livenessSeconds: config.worker.livenessSeconds,
     dedupSeconds: config.redis.dedupSeconds,
     retryAfterSeconds,
+    maxPushConfigsPerTask: config.push.maxConfigsPerTask,
   });
   const tail = new JournalTail({ subscriber, redis, journal, keys, logger });
   await tail.start();
@@ -82,6 +103,27 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     ttlMs: DEFAULT_WAITING_LEASE_TTL_MS,
     logger,
   });
+  const { server } = config;
+  const streams = new StreamHub({
+    keepaliveMs: server.streamKeepaliveSeconds * 1000,
+    maxDurationMs: server.streamMaxSeconds * 1000,
+    logger,
+  });
+  const streamLeases = new StreamLeases({
+    redis,
+    leases: new CapacityLeases(redis),
+    keys,
+    gatewayId,
+    limits: {
+      perTask: server.maxStreamsPerTask,
+      perClient: server.maxStreamsPerClient,
+      perInstallation: server.maxStreamsPerInstallation,
+    },
+    ttlMs: DEFAULT_STREAM_LEASE_TTL_MS,
+    retryAfterSeconds,
+    logger,
+  });
+  metrics = new GatewayMetrics({ redis, keys, config, openStreams: () => streams.size, logger });
   let baseUrl = publicUrl(config);
   let requests = 0;
   let inFlight = 0;
@@ -92,10 +134,13 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     journal,
     tail,
     waiting,
+    streams,
+    streamLeases,
     auth: new Authenticator(new ClientRegistry(redis, keys)),
     profiles,
-    cards: new AgentCards(config.profiles, () => baseUrl),
+    cards: new AgentCards(cardProfiles(config), () => baseUrl),
     logger,
+    metrics,
     retryAfterSeconds,
     nextRequestId: () => (++requests).toString(36),
   };
@@ -123,6 +168,8 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
 
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
+    streams.stop();
+    await streamLeases.stop();
     await tail.stop();
     const drainUntil = Date.now() + DRAIN_MS;
     while (inFlight > 0 && Date.now() < drainUntil) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -135,6 +182,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   return {
     url,
     port: served.port,
+    stats: () => ({ streams: streams.size, streamLeases: streamLeases.size, followedTasks: tail.followedTasks }),
     stop: () => {
       stopping ??= stop();
       return stopping;

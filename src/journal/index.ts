@@ -3,9 +3,12 @@ export { CapacityLeases } from "./capacity-leases.ts";
 export { type ClientRecord, ClientRegistry, hashApiKey, type NewClient } from "./client-registry.ts";
 export { contentHash } from "./content-hash.ts";
 export * from "./errors.ts";
+export { readStatus, type StatusReport, type WorkerStatus } from "./installation-status.ts";
+export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
 export { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "./push-configs.ts";
 export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
+export { createRedis, isCluster, parseClusterNode, type RedisConnectionOptions } from "./redis-connection.ts";
 export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
 export * from "./schema/index.ts";
@@ -22,3 +25,4 @@ export type {
 } from "./task-journal.ts";
 export { parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
 export { decodeTaskFields, type TaskRecord, type TaskViewOptions, toTask } from "./task-view.ts";
+export { type AddressPolicy, checkUrlForm, isAllowListed, type UrlForm, type UrlRefusal } from "./webhook-url.ts";

@@ -91,6 +91,14 @@ export class KeySpace {
   dead(shard: number): string {
     return `${this.shard(shard)}dead`;
   }
+  /** ZSET: leases of the SSE streams open on a task, scored by expiry (ms), across every gateway. */
+  taskStreams(shard: number, taskId: string): string {
+    return `${this.shard(shard)}streams:task:${taskId}`;
+  }
+  /** ZSET: leases of a client's open SSE streams, scored by expiry (ms), across every gateway. */
+  clientStreams(shard: number, clientId: string): string {
+    return `${this.shard(shard)}streams:client:${clientId}`;
+  }
 
   /** STRING: client id for the SHA-256 of an API key. */
   apiKey(keyHash: string): string {
@@ -111,6 +119,10 @@ export class KeySpace {
   /** ZSET: leases of waiting blocking requests, scored by expiry (ms), across every gateway. */
   waiting(): string {
     return `${this.prefix}waiting`;
+  }
+  /** ZSET: leases of every open SSE stream of the installation, scored by expiry (ms). */
+  streams(): string {
+    return `${this.prefix}streams`;
   }
   /** Pub/sub channel: `<taskId>` after every journal append, so gateways re-read their cursors. */
   eventsChannel(): string {

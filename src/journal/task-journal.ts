@@ -46,8 +46,11 @@ export interface AcceptInput {
   /** The client's message as sent; the stored copy gets the task id and context id. */
   message: Message;
   metadata?: Record<string, unknown> | undefined;
-  /** An inline push notification config (`configuration.taskPushNotificationConfig`), stored with the task. */
-  pushConfig?: (TaskPushNotificationConfig & { id: string }) | undefined;
+  /**
+   * An inline push notification config (`configuration.taskPushNotificationConfig`), stored with the task. Without an
+   * `id` (or with an empty one) its id is the task id, as the official SDKs assign it.
+   */
+  pushConfig?: TaskPushNotificationConfig | undefined;
 }
 
 export interface ResumeInput extends AcceptInput {
@@ -194,8 +197,8 @@ export class TaskJournal {
           timestamp.getTime(),
           this.settings.dedupSeconds,
           input.metadata ? JSON.stringify(input.metadata) : "",
-          push ? push.id : "",
-          push ? JSON.stringify({ ...push, taskId }) : "",
+          push ? push.id || taskId : "",
+          push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
         ],
       );
     } catch (error) {
@@ -256,8 +259,8 @@ export class TaskJournal {
           this.settings.dedupSeconds,
           k.eventsChannel(),
           profile,
-          push ? push.id : "",
-          push ? JSON.stringify({ ...push, taskId }) : "",
+          push ? push.id || taskId : "",
+          push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
           this.settings.maxPushConfigsPerTask ?? 10,
         ],
       );

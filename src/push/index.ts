@@ -1,6 +1,8 @@
 // The push area: webhook delivery for workers (address policy, signatures, one attempt, retry timing, the worker
 // that drains the outbox).
 // Only worker processes import this; the gateway never does. It imports the journal (and config and logger types).
+
+export { addressKind, type ParsedIp, parseIp } from "../journal/index.ts";
 export {
   type AddressPolicy,
   checkUrlForm,
@@ -26,7 +28,6 @@ export {
   type HttpConnectorOptions,
   WebhookTimeoutError,
 } from "./http-connector.ts";
-export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { type PushCounters, PushWorker, type PushWorkerDeps } from "./push-worker.ts";
 export { type ResolvedAddress, type Resolver, systemResolver } from "./resolver.ts";
 export {

@@ -1,7 +1,7 @@
 // What a method handler receives: the authenticated client, its profile, the checked params and the request's clock.
 import type { ClientRecord } from "../../journal/index.ts";
 import type { GatewayContext, ProfileRuntime } from "../gateway-context.ts";
-import type { A2aMethod, A2aParams } from "../schema/index.ts";
+import type { A2aMethod, A2aParams, JsonRpcId } from "../schema/index.ts";
 
 export interface MethodCall<M extends A2aMethod> {
   readonly context: GatewayContext;
@@ -18,3 +18,14 @@ export interface MethodCall<M extends A2aMethod> {
 
 /** Resolves with the JSON-RPC `result`; throws an A2aError for an error answer. */
 export type MethodHandler<M extends A2aMethod> = (call: MethodCall<M>) => Promise<unknown>;
+
+/** A streaming method's call: it also knows the JSON-RPC id that every event repeats. */
+export interface StreamCall<M extends A2aMethod> extends MethodCall<M> {
+  readonly rpcId: JsonRpcId;
+}
+
+/**
+ * Resolves with the SSE response once the stream has started; throws an A2aError for a plain JSON error answer
+ * (anything found before the first event: refusals, a missing or terminal task, streaming switched off).
+ */
+export type StreamMethodHandler<M extends A2aMethod> = (call: StreamCall<M>) => Promise<Response>;

@@ -1,20 +1,22 @@
 // SendMessage: accepts a new task or resumes an interrupted one (one atomic script each), then answers at once
 // (returnImmediately) or waits, holding an installation-wide waiting lease, until the task is terminal or interrupted.
 import {
+  type Accepted,
   type AcceptInput,
   BlockingDeadlineExceededError,
   CapacityError,
   InvalidParamsError,
   isInterrupted,
   isTerminal,
-  PushNotificationNotSupportedError,
   REFUSAL_REASONS,
   storeFailure,
   TaskNotFoundError,
   type TaskRecord,
+  type TaskViewOptions,
   toTask,
   UnsupportedOperationError,
 } from "../../journal/index.ts";
+import { inlinePushConfig } from "../push-config-rules.ts";
 import type { SendMessageResponse } from "../schema/index.ts";
 import { checkIncomingMessage } from "./message-checks.ts";
 import type { MethodCall } from "./method-call.ts";
@@ -24,11 +26,18 @@ function settled(record: TaskRecord): boolean {
   return isTerminal(record.state) || isInterrupted(record.state);
 }
 
-/** Runs the accept script, or the resume script for a follow-up to an existing task; returns the task id. */
-async function store(call: MethodCall<"SendMessage">, input: AcceptInput): Promise<string> {
-  const { journal } = call.context;
+/**
+ * Runs the accept script, or the resume script for a follow-up to an existing task. Shared with SendStreamingMessage.
+ * `created` is false when the messageId was seen before with the same content (nothing was written).
+ */
+export async function store(call: MethodCall<"SendMessage">, input: AcceptInput): Promise<Accepted> {
+  const { journal, metrics } = call.context;
   const taskId = input.message.taskId;
-  if (taskId === undefined) return (await journal.accept(input)).taskId;
+  if (taskId === undefined) {
+    const accepted = await journal.accept(input);
+    if (accepted.created) metrics.accepts.inc({ profile: input.profile, kind: "new" });
+    return accepted;
+  }
   const current = await journal.snapshot(input.clientId, taskId, input.profile);
   if (!current) throw new TaskNotFoundError(taskId);
   const contextId = input.message.contextId;
@@ -40,28 +49,41 @@ async function store(call: MethodCall<"SendMessage">, input: AcceptInput): Promi
   if (isTerminal(current.record.state)) {
     throw new UnsupportedOperationError("The task is in a terminal state and accepts no further messages", { taskId });
   }
-  return (await journal.resume({ ...input, taskId })).taskId;
+  const resumed = await journal.resume({ ...input, taskId });
+  if (resumed.created) metrics.accepts.inc({ profile: input.profile, kind: "resume" });
+  return resumed;
 }
 
-export async function sendMessage(call: MethodCall<"SendMessage">): Promise<SendMessageResponse> {
-  const { context, client, profile: runtime, params } = call;
-  const { journal, waiting, tail, config } = context;
+/**
+ * What SendMessage and SendStreamingMessage store, and how they show the task, after every check that needs no Redis.
+ * Throws the message checks' errors.
+ */
+export function messageInput(call: MethodCall<"SendMessage">): { input: AcceptInput; view: TaskViewOptions } {
+  const { client, profile: runtime, params } = call;
   const profile = runtime.profile;
   const message = checkIncomingMessage(params.message, runtime);
   const configuration = params.configuration;
-  // Push notifications are not offered yet (the card says so): an inline config cannot be honoured.
-  if (configuration?.taskPushNotificationConfig !== undefined) throw new PushNotificationNotSupportedError();
-  const view = { historyLength: configuration?.historyLength };
+  // Stored with the task in the same step (-32003 when the profile offers no push notifications).
+  const pushConfig = inlinePushConfig(call.context.config, profile, configuration?.taskPushNotificationConfig);
   const input: AcceptInput = {
     clientId: client.id,
     profile: profile.name,
     profileQuota: profile.quota.maxActiveTasks,
     message,
     metadata: params.metadata,
+    pushConfig,
   };
+  return { input, view: { historyLength: configuration?.historyLength } };
+}
 
-  if (configuration?.returnImmediately === true) {
-    const taskId = await store(call, input);
+export async function sendMessage(call: MethodCall<"SendMessage">): Promise<SendMessageResponse> {
+  const { context, client, params } = call;
+  const { journal, waiting, tail, config } = context;
+  const profile = call.profile.profile;
+  const { input, view } = messageInput(call);
+
+  if (params.configuration?.returnImmediately === true) {
+    const { taskId } = await store(call, input);
     const snapshot = await journal.snapshot(client.id, taskId, profile.name);
     if (!snapshot) throw new TaskNotFoundError(taskId);
     return { task: toTask(snapshot.record, view) };
@@ -78,10 +100,11 @@ export async function sendMessage(call: MethodCall<"SendMessage">): Promise<Send
     );
   }
   try {
-    const taskId = await store(call, input);
+    const { taskId } = await store(call, input);
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
     const outcome = await tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal });
+    context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);
     throw new BlockingDeadlineExceededError(taskId, seconds);

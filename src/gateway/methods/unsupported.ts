@@ -1,10 +1,6 @@
-// The methods this gateway does not serve yet, answered as the capabilities in the card say: streaming (-32004),
-// push notification configs (-32003) and the extended card (-32004, extendedAgentCard is false).
+// The methods this gateway does not serve yet, answered as the capabilities in the card say: push notification
+// configs (-32003) and the extended card (-32004, extendedAgentCard is false).
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../../journal/index.ts";
-
-export async function streamingUnsupported(): Promise<never> {
-  throw new UnsupportedOperationError("Streaming is not supported by this agent (capabilities.streaming is false)");
-}
 
 export async function pushUnsupported(): Promise<never> {
   throw new PushNotificationNotSupportedError();

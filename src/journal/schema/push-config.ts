@@ -1,5 +1,5 @@
 // Push notification configuration (the flat 1.0 TaskPushNotificationConfig) and its credentials.
-// Owns shapes only; URL safety (SSRF) and delivery belong to the push area.
+// Owns shapes only; the URL's form is checked in webhook-url.ts, its addresses and the delivery by the push area.
 
 import { type Static, Type } from "@sinclair/typebox";
 

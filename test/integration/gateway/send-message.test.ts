@@ -46,7 +46,7 @@ describe("agent cards and health", () => {
     expect(card.supportedInterfaces).toEqual([
       { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
     ]);
-    expect(card.capabilities).toEqual({ streaming: false, pushNotifications: false, extendedAgentCard: false });
+    expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
     expect(card.securitySchemes).toEqual({
       bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } },
       apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key" } },

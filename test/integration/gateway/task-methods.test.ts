@@ -193,23 +193,10 @@ describe("CancelTask", () => {
 });
 
 describe("methods served later", () => {
-  test("streaming is -32004, push configs -32003, the extended card -32004; nothing is stored", async () => {
-    const created = await immediate("subscribe");
+  // Push notification configs are served now: test/integration/push/config-methods.test.ts covers them and their -32003.
+  test("the extended card -32004; nothing is stored", async () => {
     const before = await keysUnder(h.redis, h.prefix);
-    const calls: [string, unknown, number][] = [
-      ["SendStreamingMessage", { message: message("s") }, -32004],
-      ["SubscribeToTask", { id: created.id }, -32004],
-      ["CreateTaskPushNotificationConfig", { taskId: created.id, url: "https://example.com/hook" }, -32003],
-      ["GetTaskPushNotificationConfig", { taskId: created.id, id: "c" }, -32003],
-      ["ListTaskPushNotificationConfigs", { taskId: created.id }, -32003],
-      ["DeleteTaskPushNotificationConfig", { taskId: created.id, id: "c" }, -32003],
-      ["GetExtendedAgentCard", undefined, -32004],
-      [
-        "SendMessage",
-        { message: message("p"), configuration: { taskPushNotificationConfig: { url: "https://example.com/h" } } },
-        -32003,
-      ],
-    ];
+    const calls: [string, unknown, number][] = [["GetExtendedAgentCard", undefined, -32004]];
     for (const [method, params, code] of calls) {
       const answer = await rpc(h.gateway.url, method, params, { key });
       expect(answer.status).toBe(200);

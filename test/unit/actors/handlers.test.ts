@@ -42,6 +42,7 @@ function recordingSink() {
     artifact: async (artifact) => void out.push(`artifact:${artifact.artifactId}`),
     progress: async (message) => void out.push(`progress:${message}`),
     finish: async () => void out.push("finish"),
+    failureMessage: async (message) => message,
   };
   return { out, sink };
 }

@@ -14,6 +14,9 @@ const base: StatusReport = {
   running: 2,
   expiredLeases: 1,
   deadLetters: 4,
+  pushPending: 7,
+  pushPendingTasks: 2,
+  pushDeadLetters: 5,
 };
 
 test("a table of workers, queue figures and the verdict", () => {
@@ -53,11 +56,13 @@ test("a table of workers, queue figures and the verdict", () => {
       "h-1     consume  1    h     1s ago     yes   2          40    0.1.0",
       "h-2     sweep    2    h     3m ago     no    0          9     0.1.0",
       "",
-      "queued          3",
-      "oldest queued   4m",
-      "running         2",
-      "expired leases  1",
-      "dead letters    4",
+      "queued             3",
+      "oldest queued      4m",
+      "running            2",
+      "expired leases     1",
+      "dead letters       4",
+      "push pending       7 (2 tasks)",
+      "push dead letters  5",
       "",
       "live workers: 1 (1 consumers, 0 sweeps; liveness 120s) - minimum 1: OK",
     ].join("\n"),
@@ -69,7 +74,7 @@ test("a table of workers, queue figures and the verdict", () => {
 test("no workers: says so, and only --minimum-workers 0 passes", () => {
   const text = formatStatus({ ...base, oldestQueuedAgeSeconds: null }, 1);
   expect(text).toStartWith("workers: none has a heartbeat\n");
-  expect(text).toContain("oldest queued   -");
+  expect(text).toContain("oldest queued      -");
   expect(text).toEndWith("minimum 1: BELOW MINIMUM");
   expect(statusExitCode(base, 1)).toBe(2);
   expect(statusExitCode(base, 0)).toBe(0);

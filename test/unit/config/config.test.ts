@@ -72,6 +72,9 @@ describe("defaults", () => {
       maxStreamsPerInstallation: 10_000,
       maxBodyBytes: 1_048_576,
       idleTimeoutSeconds: 0,
+      metricsToken: "",
+      cardSigningKeyEnv: "",
+      cardSigningKeyId: "",
     });
     expect(config.worker).toEqual({
       livenessSeconds: 120,
@@ -85,8 +88,16 @@ describe("defaults", () => {
       restartPeriodSeconds: 60,
       reclaimIntervalSeconds: 5,
       sweepBatch: 100,
+      metricsPort: 9464,
+      metricsHost: "127.0.0.1",
     });
-    expect(config.redis).toEqual({ url: "redis://127.0.0.1:6379", keyPrefix: "a2a:", shards: 1, dedupSeconds: 86_400 });
+    expect(config.redis).toEqual({
+      url: "redis://127.0.0.1:6379",
+      keyPrefix: "a2a:",
+      shards: 1,
+      cluster: [],
+      dedupSeconds: 86_400,
+    });
     expect(config.push).toEqual({
       enabled: true,
       maxConfigsPerTask: 10,

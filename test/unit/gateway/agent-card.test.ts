@@ -3,6 +3,7 @@
 import { expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
+import { FINAL_ONLY_NOTE, FINAL_ONLY_TAG } from "../../../src/gateway/agent-card.ts";
 import { AgentCards, buildAgentCard } from "../../../src/gateway/index.ts";
 import { type AgentCard, AgentCardSchema } from "../../../src/journal/index.ts";
 
@@ -19,7 +20,7 @@ test("a card is a valid A2A 1.0 AgentCard with one JSON-RPC 1.0 interface at the
   expect(card.supportedInterfaces).toEqual([
     { url: "https://agents.example.com/a2a/echo", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
   ]);
-  expect(card.capabilities).toEqual({ streaming: false, pushNotifications: false, extendedAgentCard: false });
+  expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
   expect(card.securitySchemes).toEqual({
     bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } },
     apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key" } },
@@ -57,6 +58,28 @@ test("the skill and modes come from the profile; an empty tag list becomes the p
       outputModes: ["application/json"],
     },
   ]);
+});
+
+test("capabilities.streaming is the profile's streaming setting", () => {
+  expect(buildAgentCard(profile({ streaming: false }), "https://a.example").capabilities.streaming).toBe(false);
+  expect(buildAgentCard(profile({ streaming: true }), "https://a.example").capabilities.streaming).toBe(true);
+});
+
+test("a skill whose output is held back until the full-text check says so: a tag and a note in its description", () => {
+  const guardrails = { ...profile().guardrails, denyPatterns: ["internal only"] };
+  const skillOf = (overrides: Partial<Profile>) => buildAgentCard(profile(overrides), "https://a.example").skills[0]!;
+  for (const held of [{ guardrails }, { fullTextCheck: "required" as const }, { outputSchema: { type: "object" } }]) {
+    const skill = skillOf(held);
+    expect(skill.tags).toEqual(["test", FINAL_ONLY_TAG]);
+    expect(skill.description).toBe(`Answers with the text it got. ${FINAL_ONLY_NOTE}`);
+    expect(skill.description).toContain("Output arrives at the end");
+  }
+  for (const streamed of [{}, { guardrails, fullTextCheck: "off" as const }]) {
+    const skill = skillOf(streamed);
+    expect(skill.tags).toEqual(["test"]);
+    expect(skill.description).toBe("Answers with the text it got.");
+  }
+  expect(JSON.stringify(skillOf({ guardrails }))).not.toContain("internal only"); // the patterns stay private
 });
 
 test("nothing internal is published: handler, identity, workspace, tools, quotas", () => {

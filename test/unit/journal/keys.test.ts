@@ -41,6 +41,8 @@ describe("KeySpace", () => {
       keys.live(shard),
       keys.queue(shard),
       keys.dead(shard),
+      keys.taskStreams(shard, "T"),
+      keys.clientStreams(shard, "client-1"),
     ];
     for (const key of perShard) {
       expect(key.startsWith(`p:{${shard}}:`)).toBe(true);
@@ -65,6 +67,7 @@ describe("KeySpace", () => {
       keys.worker("w1"),
       keys.workers(),
       keys.waiting(),
+      keys.streams(),
       keys.eventsChannel(),
       keys.cancelChannel(),
     ]) {

@@ -1,5 +1,6 @@
 // IP address parsing and classification over raw bytes, written by hand (no range library is installed).
 // Pure: no DNS, no sockets. Says whether an address is publicly routable unicast, or which kind of non-public it is.
+// Shared by the gateway (a webhook URL's literal IP, judged at CreateTaskPushNotificationConfig) and push delivery.
 
 export interface ParsedIp {
   family: 4 | 6;

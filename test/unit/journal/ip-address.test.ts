@@ -1,6 +1,6 @@
 // Unit tests of IP parsing and classification: every refused range, the IPv4-in-IPv6 forms, and public addresses.
 import { describe, expect, test } from "bun:test";
-import { addressKind, parseIp } from "../../../src/push/ip-address.ts";
+import { addressKind, parseIp } from "../../../src/journal/ip-address.ts";
 
 describe("parseIp", () => {
   test("reads IPv4, IPv6, bracketed, zoned and IPv4-suffixed IPv6", () => {

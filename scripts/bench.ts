@@ -1,0 +1,139 @@
+// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,profile]`: starts its own redis-server on
+// a free loopback port, runs every scenario side by side with its peer, and writes BENCHMARKS.md (with --only, the
+// chosen sections are printed and BENCHMARKS.md is left alone unless --out is given). Every driver is bounded.
+import { readFileSync, writeFileSync } from "node:fs";
+import { acceptScenario } from "../test/load/accept-scenario.ts";
+import { blockingScenario } from "../test/load/blocking-scenario.ts";
+import type { BenchContext } from "../test/load/context.ts";
+import { costScenario } from "../test/load/cost-scenario.ts";
+import { killAll } from "../test/load/processes.ts";
+import { profileAnalysis, profileScenario } from "../test/load/profile-scenario.ts";
+import { renderReport } from "../test/load/report.ts";
+import { notMeasured, type Section } from "../test/load/results.ts";
+import { runsScenario } from "../test/load/runs-scenario.ts";
+import { streamsScenario } from "../test/load/streams-scenario.ts";
+import { machine, versions } from "../test/load/versions.ts";
+import { startRedis } from "../test/support/redis.ts";
+
+const SCENARIOS: Record<
+  string,
+  { title: string; targets: string[]; run: (context: BenchContext) => Promise<Section> }
+> = {
+  accept: {
+    title: "1. Accept: SendMessage with returnImmediately, 64 concurrent clients",
+    targets: ["accept ≥ 2× the SDK server's throughput", "accept ≥ 35% of the redis-benchmark ceiling"],
+    run: acceptScenario,
+  },
+  blocking: {
+    title: "2. Blocking round trip: SendMessage waiting for echo, 32 concurrent clients",
+    targets: ["blocking round trip p50 ≤ 5 ms", "blocking round trip p99 ≤ 25 ms"],
+    run: blockingScenario,
+  },
+  runs: {
+    title: "3. Runs: no-op runs per second through the supervisor vs BullMQ",
+    targets: ["runs ≥ 1× BullMQ's worker throughput"],
+    run: runsScenario,
+  },
+  streams: {
+    title: "4. Streams: concurrent SubscribeToTask streams on one gateway",
+    targets: ["10,000 concurrent streams on one gateway", "event lag p99 ≤ 100 ms"],
+    run: streamsScenario,
+  },
+  cost: {
+    title: "5. Accept cost in Redis, and memory per finished task",
+    targets: ["Redis memory per finished task (task, run, dedup, journal, indices) ≤ 2 KB"],
+    run: costScenario,
+  },
+};
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+const quick = process.argv.includes("--quick");
+const only = option("--only")
+  ?.split(",")
+  .map((name) => name.trim());
+const out = option("--out") ?? (only ? undefined : new URL("../BENCHMARKS.md", import.meta.url).pathname);
+for (const name of only ?? []) {
+  if (!(name in SCENARIOS) && name !== "profile") throw new Error(`unknown scenario "${name}"`);
+}
+
+const startedAt = new Date();
+const loadAverage = () => {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(", ");
+  } catch {
+    return "unknown";
+  }
+};
+const loadAtStart = loadAverage();
+const log = (line: string) =>
+  process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)}s] ${line}\n`);
+// The bench owns its redis-server: a REDIS_URL of the environment is never written to.
+delete process.env.REDIS_URL;
+const server = await startRedis();
+const stop = async () => {
+  killAll();
+  await server.stop();
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping every child process`);
+    void stop().finally(() => process.exit(130));
+  });
+}
+
+try {
+  const admin = server.client();
+  const redisPid = Number(/process_id:(\d+)/.exec(await admin.info("server"))?.[1] ?? Number.NaN);
+  admin.disconnect();
+  const context: BenchContext = { redisUrl: server.url, redisPid, quick, log };
+  log(`redis-server on ${server.url} (pid ${redisPid}); ${quick ? "quick" : "full"} run`);
+  const sections: Section[] = [];
+  for (const [id, scenario] of Object.entries(SCENARIOS)) {
+    if (only && !only.includes(id)) continue;
+    try {
+      // every scenario starts on an empty server, so one's keys (and their TTLs) never weigh on the next
+      const redis = server.client();
+      await redis.flushall();
+      redis.disconnect();
+      log(`${id}: start (load average ${loadAverage()})`);
+      sections.push(await scenario.run(context));
+    } catch (error) {
+      const reason = `the scenario failed (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`;
+      log(`${id}: ${reason}`);
+      killAll();
+      sections.push(notMeasured(id, scenario.title, reason, scenario.targets));
+    }
+  }
+  let profile: string;
+  if ((!quick && !only) || only?.includes("profile")) {
+    try {
+      profile = await profileScenario(context);
+    } catch (error) {
+      killAll();
+      profile = `Not profiled in this run: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}.\n\n${profileAnalysis()}`;
+    }
+  } else {
+    profile = `Profiles are taken by full runs only (\`npm run bench\`, or \`npm run bench -- --only profile\`).\n\n${profileAnalysis()}`;
+  }
+  const seconds = (Date.now() - startedAt.getTime()) / 1000;
+  const report = renderReport({
+    quick,
+    startedAt,
+    seconds,
+    machine: machine(),
+    versions: versions(),
+    sections,
+    profile,
+    loadAverage: { start: loadAtStart, end: loadAverage() },
+  });
+  if (out) {
+    writeFileSync(out, report);
+    log(`wrote ${out} in ${seconds.toFixed(0)} s`);
+  } else process.stdout.write(report);
+} finally {
+  await stop();
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A local Redis Cluster for tests and trials: three masters on 127.0.0.1 (ports BASE, BASE+1, BASE+2), no replicas, no
+# persistence, every file under DIR. `start` returns once the cluster reports cluster_state:ok; `stop` ends it.
+#
+#   scripts/redis-cluster.sh start 7100 /tmp/a2a-cluster   # prints the seed nodes: 127.0.0.1:7100,127.0.0.1:7101,...
+#   A2A_REDIS_CLUSTER=127.0.0.1:7100,127.0.0.1:7101,127.0.0.1:7102 a2a-runtime gateway
+#   scripts/redis-cluster.sh stop 7100 /tmp/a2a-cluster
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 start|stop <base-port> <dir>" >&2
+  exit 64
+}
+
+[ $# -eq 3 ] || usage
+action=$1
+base=$2
+dir=$3
+# Each node also listens on its port + 10000 (the cluster bus).
+[[ "$base" =~ ^[0-9]+$ ]] && [ "$base" -ge 1 ] && [ "$base" -le 55533 ] || usage
+ports=("$base" "$((base + 1))" "$((base + 2))")
+
+# Whether the node on port $1 reports that every slot is served.
+state_ok() {
+  local info
+  info=$(redis-cli -h 127.0.0.1 -p "$1" cluster info 2>/dev/null) || return 1
+  [[ "$info" == *"cluster_state:ok"* ]]
+}
+
+start() {
+  for cmd in redis-server redis-cli; do
+    command -v "$cmd" >/dev/null 2>&1 || { echo "$cmd is not on the PATH" >&2; exit 69; }
+  done
+  mkdir -p "$dir"
+  for port in "${ports[@]}"; do
+    mkdir -p "$dir/$port"
+    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$dir/$port/nodes.conf" --cluster-node-timeout 5000 \
+      --dir "$dir/$port" --save "" --appendonly no --daemonize yes \
+      --pidfile "$dir/$port/redis.pid" --logfile "$dir/$port/redis.log"
+  done
+  for port in "${ports[@]}"; do
+    for _ in $(seq 100); do
+      redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null || { echo "redis-server on port $port did not start" >&2; exit 1; }
+  done
+  local nodes=()
+  for port in "${ports[@]}"; do nodes+=("127.0.0.1:$port"); done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 || {
+    cat "$dir/create.log" >&2
+    exit 1
+  }
+  # Every node must see every slot covered before a client may rely on it.
+  for port in "${ports[@]}"; do
+    for _ in $(seq 200); do
+      state_ok "$port" && break
+      sleep 0.05
+    done
+    state_ok "$port" || {
+      echo "cluster did not reach cluster_state:ok on port $port" >&2
+      exit 1
+    }
+  done
+  (IFS=,; echo "${nodes[*]}")
+}
+
+# Whether a process runs; a zombie (a daemonized server that nothing reaps) counts as gone.
+alive() {
+  if [ -r "/proc/$1/stat" ]; then
+    [ "$(cut -d' ' -f3 "/proc/$1/stat")" != "Z" ]
+  else
+    kill -0 "$1" 2>/dev/null
+  fi
+}
+
+# Stops only the servers this script started in DIR (by their pid files), never another server on the same port.
+stop() {
+  for port in "${ports[@]}"; do
+    local pidfile="$dir/$port/redis.pid"
+    [ -f "$pidfile" ] || continue
+    local pid
+    pid=$(cat "$pidfile")
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 100); do
+      alive "$pid" || break
+      sleep 0.05
+    done
+    if alive "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
+  done
+  rm -rf "$dir"
+}
+
+case "$action" in
+  start) start ;;
+  stop) stop ;;
+  *) usage ;;
+esac

@@ -1,0 +1,59 @@
+// The output check of a profile with guardrails and `fullTextCheck: off`: content streams through the journal sink
+// as it comes, and the guardrail judges the whole output at the end. A failure can no longer recall what was sent;
+// it still keeps the closing text chunk and the interrupt's question unwritten and fails the task.
+import type { Profile } from "../config/index.ts";
+import type { Guardrail } from "../guardrail/index.ts";
+import type { Artifact } from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+import type { OutputSink } from "./emit-gate.ts";
+import type { HandlerResult } from "./handlers/handler-api.ts";
+import { ContentCheckFailure, judgeOutput, messageArtifact } from "./output-check.ts";
+
+export interface CheckedSinkOptions {
+  readonly profile: Profile;
+  readonly guardrail: Guardrail;
+  readonly signal: AbortSignal;
+  readonly logger?: Logger | undefined;
+}
+
+/** Passes every emit on to `inner` at once and remembers it, to judge the whole output before `inner.finish`. */
+export class CheckedSink implements OutputSink {
+  private streamed = "";
+  private readonly artifacts = new Map<string, Artifact>();
+
+  constructor(
+    private readonly inner: OutputSink,
+    private readonly o: CheckedSinkOptions,
+  ) {}
+
+  text(delta: string): Promise<void> {
+    this.streamed += delta;
+    return this.inner.text(delta);
+  }
+
+  artifact(artifact: Artifact): Promise<void> {
+    this.artifacts.set(artifact.artifactId, artifact);
+    return this.inner.artifact(artifact);
+  }
+
+  progress(message: string, metadata?: Record<string, unknown>): Promise<void> {
+    return this.inner.progress(message, metadata);
+  }
+
+  async finish(result: HandlerResult): Promise<void> {
+    const artifacts = [...this.artifacts.values()];
+    if (result.state !== "TASK_STATE_COMPLETED") artifacts.push(messageArtifact(result.message));
+    const output = { text: this.streamed, artifacts };
+    const verdict = await judgeOutput(this.o.guardrail, output, this.o.profile, this.o.signal);
+    if (this.o.signal.aborted) throw this.o.signal.reason;
+    if (!verdict.pass) {
+      this.o.logger?.warn({ reason: verdict.reason }, "the output did not pass the content check (fullTextCheck off)");
+      throw new ContentCheckFailure(verdict.reason);
+    }
+    await this.inner.finish(result);
+  }
+
+  failureMessage(message: string): Promise<string> {
+    return this.inner.failureMessage(message);
+  }
+}

@@ -1,0 +1,69 @@
+// Runs a profile's output guardrail for the actors' output sinks, fail-closed, and builds every profile's guardrail
+// once when an actor or a sweep starts. A verdict's reason goes to the log only; the client sees CONTENT_CHECK_FAILED.
+import type { Config, Profile } from "../config/index.ts";
+import {
+  fail,
+  type GuardedOutput,
+  type Guardrail,
+  type GuardrailDeps,
+  guardrailsForProfile,
+  PASS,
+  type Verdict,
+} from "../guardrail/index.ts";
+import type { Artifact } from "../journal/index.ts";
+import { HandlerFailure } from "./handlers/handler-api.ts";
+
+/** The status message of a task whose output did not pass the check (the reason stays in the worker's log). */
+export const CONTENT_CHECK_FAILED = "The answer did not pass the content check.";
+
+/** The output was refused: the leg fails with CONTENT_CHECK_FAILED and none of the output is written. */
+export class ContentCheckFailure extends HandlerFailure {
+  constructor(readonly reason: string) {
+    super(CONTENT_CHECK_FAILED);
+  }
+}
+
+/**
+ * Each profile's composed guardrail by profile name; profiles that configure none are absent.
+ * Throws GuardrailConfigError (naming the profile) when one cannot be built, so a worker refuses to start.
+ */
+export function profileGuardrails(config: Config, deps: GuardrailDeps): ReadonlyMap<string, Guardrail> {
+  const built = new Map<string, Guardrail>();
+  for (const profile of config.profiles) {
+    const guardrail = guardrailsForProfile(profile, deps);
+    if (guardrail) built.set(profile.name, guardrail);
+  }
+  return built;
+}
+
+/** The pseudo-artifact that carries an interrupt's question or a failure message into the check (never written). */
+export function messageArtifact(text: string): Artifact {
+  return { artifactId: "status-message", parts: [{ text }] };
+}
+
+/** Whether `output` holds anything that would leave: a check of nothing is skipped. */
+export function isEmptyOutput(output: GuardedOutput): boolean {
+  return output.text === "" && output.artifacts.length === 0;
+}
+
+/**
+ * The guardrail's verdict on `output`; passes without a guardrail. Fail-closed: a check that throws, rejects or
+ * answers anything but `{ pass: true }` fails. Timeouts are the guardrail's own (guardrailsForProfile composes them).
+ */
+export async function judgeOutput(
+  guardrail: Guardrail | undefined,
+  output: GuardedOutput,
+  profile: Profile,
+  signal: AbortSignal,
+): Promise<Verdict> {
+  if (!guardrail || isEmptyOutput(output)) return PASS;
+  let answer: unknown;
+  try {
+    answer = await guardrail.check(output, { profile, signal });
+  } catch (error) {
+    return fail(`${guardrail.name}: threw: ${error instanceof Error ? error.name : "a non-Error value"}`);
+  }
+  if (typeof answer === "object" && answer !== null && (answer as { pass?: unknown }).pass === true) return PASS;
+  const reason = (answer as { reason?: unknown } | null | undefined)?.reason;
+  return fail(typeof reason === "string" && reason !== "" ? reason : `${guardrail.name}: answered no verdict`);
+}

@@ -1,0 +1,59 @@
+// Accounts for one JSON-RPC call once it is answered: the request counter and duration histogram, refusals by reason,
+// and one `debug` log line (method, profile, client id, task id, code, duration). Never logs credentials.
+import { A2aError, RefusalError } from "../journal/index.ts";
+import type { GatewayContext } from "./gateway-context.ts";
+import { isA2aMethod } from "./schema/index.ts";
+
+export interface AnsweredRequest {
+  /** The JSON-RPC method as sent ("" before the envelope was read). */
+  method: string;
+  profile: string;
+  clientId: string | undefined;
+  taskId: string | undefined;
+  /** 0 on success, else the JSON-RPC error code. */
+  code: number;
+  error: unknown;
+  /** performance.now() when the request arrived. */
+  startedAt: number;
+}
+
+/** The task id a call names or answers with, when there is one. */
+export function taskIdOf(params: unknown, result: unknown): string | undefined {
+  const read = (value: unknown, ...path: string[]): string | undefined => {
+    let at: unknown = value;
+    for (const key of path)
+      at = typeof at === "object" && at !== null ? (at as Record<string, unknown>)[key] : undefined;
+    return typeof at === "string" ? at : undefined;
+  };
+  return (
+    read(params, "id") ??
+    read(params, "taskId") ??
+    read(params, "message", "taskId") ??
+    read(result, "task", "id") ??
+    read(result, "id") ??
+    read(result, "taskId")
+  );
+}
+
+export function recordRequest(context: GatewayContext, answered: AnsweredRequest): void {
+  const { metrics, logger } = context;
+  // Unknown method names are not labels: a client could otherwise grow the series without bound.
+  const method = isA2aMethod(answered.method) ? answered.method : "unknown";
+  const seconds = (performance.now() - answered.startedAt) / 1000;
+  metrics.requests.inc({ method, code: String(answered.code) });
+  metrics.requestSeconds.observe({ method }, seconds);
+  const { error } = answered;
+  if (error instanceof RefusalError) metrics.refusals.inc({ reason: error.reason });
+  logger.debug(
+    {
+      method: answered.method,
+      profile: answered.profile,
+      clientId: answered.clientId,
+      taskId: answered.taskId,
+      code: answered.code,
+      ...(error instanceof A2aError ? { reason: error.reason } : {}),
+      durationMs: Math.round(seconds * 10_000) / 10,
+    },
+    "request",
+  );
+}

@@ -1,0 +1,174 @@
+// The leases of this process's SSE streams: one member per stream in the installation's set and in its client's and
+// task's sets (in the client's shard), renewed by one process-wide timer, so a gateway that dies leaks them for one
+// TTL at most. Acquiring takes the installation lease, then the shard leases, and gives back what it took on refusal.
+import {
+  CapacityError,
+  type CapacityLeases,
+  type KeySpace,
+  REFUSAL_REASONS,
+  type RedisLike,
+  runScript,
+  storeFailure,
+} from "../journal/index.ts";
+import type { Logger } from "../log.ts";
+
+export interface StreamLimits {
+  /** server.maxStreamsPerTask, server.maxStreamsPerClient, server.maxStreamsPerInstallation */
+  readonly perTask: number;
+  readonly perClient: number;
+  readonly perInstallation: number;
+}
+
+export interface StreamLeasesOptions {
+  redis: RedisLike;
+  leases: CapacityLeases;
+  keys: KeySpace;
+  /** Unique per gateway process; prefixes every member. */
+  gatewayId: string;
+  limits: StreamLimits;
+  /** Lease lifetime in ms; renewed every third of it. */
+  ttlMs: number;
+  retryAfterSeconds: number;
+  logger: Logger;
+}
+
+export const DEFAULT_STREAM_LEASE_TTL_MS = 20_000;
+
+/** One stream's leases. `taskId` is unset until the task exists (a new task's stream leases it after accept). */
+export interface StreamLease {
+  readonly member: string;
+  readonly clientId: string;
+  taskId: string | undefined;
+}
+
+type Limit = keyof StreamLimits;
+
+export class StreamLeases {
+  private readonly held = new Set<StreamLease>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly options: StreamLeasesOptions) {}
+
+  /** Takes a stream's leases (the task's when `taskId` is given); throws a CapacityError naming the limit. */
+  async acquire(requestId: string, clientId: string, taskId: string | undefined): Promise<StreamLease> {
+    const { leases, keys, ttlMs, limits } = this.options;
+    const lease: StreamLease = { member: `${this.options.gatewayId}:${requestId}`, clientId, taskId: undefined };
+    const installed = await leases
+      .acquire(keys.streams(), lease.member, ttlMs, limits.perInstallation)
+      .catch(storeFailure);
+    if (!installed) throw this.refusal("perInstallation");
+    try {
+      if (taskId === undefined) {
+        const key = keys.clientStreams(keys.shardOf(clientId), clientId);
+        const held = await leases.acquire(key, lease.member, ttlMs, limits.perClient).catch(storeFailure);
+        if (!held) throw this.refusal("perClient");
+      } else {
+        await this.attachTask(lease, taskId, true);
+      }
+    } catch (error) {
+      await this.removeAll(lease, taskId);
+      throw error;
+    }
+    this.held.add(lease);
+    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
+    return lease;
+  }
+
+  /**
+   * Adds the task's lease (and takes or renews the client's). `limited: false` is for the task this very stream
+   * created: nobody else can hold a stream on it, so its limit cannot refuse and nothing stored is left behind.
+   */
+  async attachTask(lease: StreamLease, taskId: string, limited: boolean): Promise<void> {
+    const code = await this.shardLease(lease, taskId, limited ? this.options.limits.perTask : 0);
+    if (code === -1) throw this.refusal("perTask", { taskId });
+    if (code === -2) throw this.refusal("perClient");
+    lease.taskId = taskId;
+  }
+
+  /** Gives a stream's leases back. Never throws: a lease that cannot be removed lapses after its TTL. */
+  async release(lease: StreamLease): Promise<void> {
+    if (!this.held.delete(lease)) return;
+    if (this.held.size === 0) this.stopTimer();
+    await this.removeAll(lease, lease.taskId);
+  }
+
+  /** Streams holding leases in this process. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Releases every lease still held and stops renewing. */
+  async stop(): Promise<void> {
+    this.stopTimer();
+    const all = [...this.held];
+    this.held.clear();
+    await Promise.all(all.map((lease) => this.removeAll(lease, lease.taskId)));
+  }
+
+  private async shardLease(lease: StreamLease, taskId: string, maxPerTask: number): Promise<number> {
+    const { redis, keys, ttlMs, limits } = this.options;
+    const shard = keys.shardOf(lease.clientId);
+    const reply = await runScript(
+      redis,
+      "streamLease",
+      [keys.taskStreams(shard, taskId), keys.clientStreams(shard, lease.clientId)],
+      [lease.member, ttlMs, maxPerTask, limits.perClient],
+    ).catch(storeFailure);
+    return Number(reply);
+  }
+
+  private async removeAll(lease: StreamLease, taskId: string | undefined): Promise<void> {
+    const { leases, keys, logger } = this.options;
+    const shard = keys.shardOf(lease.clientId);
+    const sets = [keys.streams(), keys.clientStreams(shard, lease.clientId)];
+    if (taskId !== undefined) sets.push(keys.taskStreams(shard, taskId));
+    await Promise.all(sets.map((key) => leases.release(key, lease.member))).catch((error: unknown) => {
+      logger.warn({ err: error }, "stream lease not released; it lapses after its TTL");
+    });
+  }
+
+  private refusal(limit: Limit, metadata: Record<string, string> = {}): CapacityError {
+    const max = this.options.limits[limit];
+    const what = { perTask: "This task has", perClient: "This client has", perInstallation: "This installation has" };
+    const reason = {
+      perTask: REFUSAL_REASONS.streamsPerTask,
+      perClient: REFUSAL_REASONS.streamsPerClient,
+      perInstallation: REFUSAL_REASONS.streamsPerInstallation,
+    };
+    return new CapacityError(
+      reason[limit],
+      `${what[limit]} ${max} open streams already; retry later, or poll with GetTask`,
+      this.options.retryAfterSeconds,
+      { limit: String(max), ...metadata },
+    );
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Renews every held lease; the calls leave in one tick on the auto-pipelining connection, as one pipeline. */
+  private renewAll(): void {
+    const { leases, keys, ttlMs, limits, logger } = this.options;
+    const warn = (error: unknown) => logger.warn({ err: error }, "stream lease not renewed");
+    for (const lease of this.held) {
+      leases
+        .acquire(keys.streams(), lease.member, ttlMs, limits.perInstallation)
+        .then((renewed) => {
+          if (!renewed) logger.warn({ member: lease.member }, "stream lease had lapsed and the limit is reached");
+        })
+        .catch(warn);
+      const shard = keys.shardOf(lease.clientId);
+      const renewal =
+        lease.taskId === undefined
+          ? leases.acquire(keys.clientStreams(shard, lease.clientId), lease.member, ttlMs, limits.perClient)
+          : this.shardLease(lease, lease.taskId, limits.perTask).then((code) => code === 1);
+      renewal
+        .then((renewed) => {
+          if (!renewed) logger.warn({ member: lease.member }, "stream lease had lapsed and the limit is reached");
+        })
+        .catch(warn);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// A 3-master Redis Cluster of the test file's own on free loopback ports, started and ended with
+// scripts/redis-cluster.sh, and a map of which master serves a key (read with CLUSTER KEYSLOT and CLUSTER SLOTS).
+import { execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+
+const run = promisify(execFile);
+const SCRIPT = fileURLToPath(new URL("../../../scripts/redis-cluster.sh", import.meta.url));
+
+export interface LocalCluster {
+  /** Seed nodes, host:port. */
+  readonly nodes: string[];
+  /** The master (host:port) that serves `key`'s slot. */
+  masterOf(key: string): Promise<string>;
+  /** A plain (non-cluster) connection to one node, closed by stop(). */
+  node(address: string): Redis;
+  stop(): Promise<void>;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A base port whose three ports and their cluster bus ports (+10000) are all free, all below Linux's ephemeral range
+ * (32768 up) so that no outgoing connection takes one between this check and the servers' bind.
+ */
+async function freeBase(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 2_700);
+    const ports = [0, 1, 2].flatMap((i) => [base + i, base + i + 10_000]);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error("no free ports for a local cluster");
+}
+
+type SlotsReply = [number, number, [string, number, ...unknown[]], ...unknown[]][];
+
+/** Starts the cluster on free ports, trying other ports when another process took one meanwhile. */
+async function startOnFreePorts(): Promise<{ base: number; dir: string; nodes: string[] }> {
+  for (let attempt = 1; ; attempt++) {
+    const base = await freeBase();
+    const dir = mkdtempSync(join(tmpdir(), "a2a-cluster-"));
+    try {
+      const started = await run("bash", [SCRIPT, "start", String(base), dir]);
+      return { base, dir, nodes: started.stdout.trim().split(",") };
+    } catch (error) {
+      await run("bash", [SCRIPT, "stop", String(base), dir]).catch(() => {});
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
+export async function startCluster(): Promise<LocalCluster> {
+  const { base, dir, nodes } = await startOnFreePorts();
+  const connections = new Map<string, Redis>();
+  const node = (address: string): Redis => {
+    let connection = connections.get(address);
+    if (!connection) {
+      const [host = "", port = ""] = address.split(":");
+      connection = new Redis({ host, port: Number(port), maxRetriesPerRequest: 1 });
+      connection.on("error", () => {});
+      connections.set(address, connection);
+    }
+    return connection;
+  };
+  return {
+    nodes,
+    node,
+    async masterOf(key) {
+      const seed = node(nodes[0] ?? "");
+      const slot = Number(await seed.call("CLUSTER", "KEYSLOT", key));
+      const ranges = (await seed.call("CLUSTER", "SLOTS")) as SlotsReply;
+      const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+      if (!range) throw new Error(`no master serves slot ${slot}`);
+      return `${range[2][0]}:${range[2][1]}`;
+    },
+    async stop() {
+      for (const connection of connections.values()) connection.disconnect();
+      await run("bash", [SCRIPT, "stop", String(base), dir]);
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// The same source under Deno: `deno run -A src/cli.ts gateway` and `… work` (actors under Deno too) on a real
+// redis-server serve a blocking SendMessage, an accepted task, a stream (ended when its client leaves) and a webhook.
+// Skipped only when the deno binary is absent (npm ci installs it from the deno dev dependency).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { CapacityLeases } from "../../../src/journal/index.ts";
+import { startRedis, type TestRedis } from "../../support/redis.ts";
+import { openStream } from "../../support/sse-client.ts";
+import { waitFor } from "../actors/harness.ts";
+import { message, rpc } from "../gateway/harness.ts";
+import { denoBinary, getTask, type Installation, installation, type Running } from "../multi/installation.ts";
+import { acceptedThenCompleted, blockingEcho, pushDelivered, streamedEcho } from "../multi/scenarios.ts";
+
+const deno = denoBinary();
+if (!deno) process.stderr.write("deno smoke test skipped: no deno binary in node_modules (run npm ci)\n");
+
+/** The command line of a running process, from /proc. */
+function commandLine(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+}
+
+describe.skipIf(!deno)("under Deno", () => {
+  let server: TestRedis;
+  let inst: Installation;
+  let gateway: Running & { url: string };
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    inst = await installation({ redisUrl: server.url });
+    [gateway] = await Promise.all([inst.gateway("deno"), inst.work("deno", 1)]);
+    ({ key } = await inst.client());
+  }, 60_000);
+
+  afterAll(async () => {
+    await inst?.close();
+    await server?.stop();
+  }, 30_000);
+
+  test("the gateway and the actors are deno processes", async () => {
+    expect(commandLine(gateway.pid)).toContain(`${deno} run -A`);
+    const pids = await waitFor(
+      async () => {
+        const ids = await inst.redis.zrange(inst.keys.workers(), 0, -1);
+        const beats = await Promise.all(ids.map((id) => inst.redis.hget(inst.keys.worker(id), "pid")));
+        return beats.length > 0 ? beats.map(Number) : undefined;
+      },
+      10_000,
+      "an actor heartbeat",
+    );
+    for (const pid of pids) expect(commandLine(pid)).toMatch(/deno run -A .*src\/actors\/main\.ts/);
+  });
+
+  test("a blocking SendMessage waits for the echo", async () => {
+    await blockingEcho(gateway.url, key, "hello from deno");
+  });
+
+  test("an accepted task completes", async () => {
+    await acceptedThenCompleted(gateway.url, key, "accepted under deno");
+  });
+
+  test("SendStreamingMessage streams the run", async () => {
+    await streamedEcho(gateway.url, key, "streamed by deno");
+  }, 20_000);
+
+  test("a client that goes away ends its stream: the gateway gives its lease back, the task goes on", async () => {
+    const leases = new CapacityLeases(inst.redis);
+    const stream = await openStream(gateway.url, "SendStreamingMessage", { message: message("[hang]") }, { key });
+    await stream.waitForEvents(1);
+    const id = stream.results[0].task.id;
+    expect(await leases.count(inst.keys.streams())).toBe(1);
+    stream.abort();
+    await waitFor(async () => (await leases.count(inst.keys.streams())) === 0, 10_000, "the stream lease released");
+    expect((await getTask(gateway.url, key, id)).status.state).toBe("TASK_STATE_WORKING");
+    await rpc(gateway.url, "CancelTask", { id }, { key });
+  }, 20_000);
+
+  test("a deno actor delivers the webhooks", async () => {
+    await pushDelivered(gateway.url, key, "pushed by deno");
+  }, 20_000);
+});

@@ -1,0 +1,39 @@
+// Handler module for the gate suite, loaded by real actors with `work --handlers`: "case <seed>" emits the seeded
+// output of generated-output.ts step by step; "hold <seed>" emits the steps and then waits until the run is aborted.
+import { defineHandler, type HandlerContext, HandlerFailure, textOf } from "../../../src/actors/index.ts";
+import { generateCase, type Step } from "./generated-output.ts";
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+async function emit(ctx: HandlerContext, step: Step): Promise<void> {
+  if ("text" in step) return await ctx.emit.text(step.text);
+  if (!step.circular) return await ctx.emit.artifact(step.artifact);
+  const loop: Record<string, unknown> = { note: "refers to itself" };
+  loop.self = loop; // JSON cannot hold it: a guardrail reading data parts throws
+  await ctx.emit.artifact({ artifactId: step.artifact.artifactId, parts: [{ data: loop }] });
+}
+
+export const generated = defineHandler("generated", async (ctx) => {
+  const [, mode = "", seed = ""] = /^(case|hold) (\d+)$/.exec(textOf(ctx.input).trim()) ?? [];
+  const planned = generateCase(Number(seed));
+  for (const step of planned.steps) {
+    await emit(ctx, step);
+    await pause(step.gapMs, ctx.signal);
+  }
+  if (mode === "hold") {
+    await pause(3_600_000, ctx.signal);
+    return;
+  }
+  if (planned.ending === "failure") throw new HandlerFailure(planned.message);
+  if (planned.ending === "input") return ctx.requireInput(planned.message);
+});

@@ -1,0 +1,317 @@
+// The four push notification config methods and the inline config, over real HTTP against a real gateway and Redis:
+// results without credentials, the server-assigned id, the per-task limit, every error path of the digest, URLs
+// refused at Create without any network call, and another client's task answering exactly like a missing one.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { AgentCard } from "../../../src/journal/index.ts";
+import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
+import { errorInfo, type Harness, message, profile, type RpcAnswer, rpc, startHarness } from "../gateway/harness.ts";
+
+const HOOK = "https://hooks.example.com/a2a?user=7";
+const SECRET_CREDENTIALS = "cred-secret-5e1d";
+
+let server: TestRedis;
+let h: Harness;
+let alice: { id: string; key: string };
+let bob: { id: string; key: string };
+
+beforeAll(async () => {
+  server = await startRedis();
+  h = await startHarness({
+    server,
+    profiles: [profile("echo"), profile("quiet", { pushNotifications: false })],
+    env: { A2A_PUSH_ALLOW_HOSTS: "hooks.internal", A2A_PUSH_MAX_CONFIGS_PER_TASK: "2" },
+  });
+  await h.actor.live();
+  alice = await h.client({ name: "alice" });
+  bob = await h.client({ name: "bob" });
+});
+
+afterAll(async () => {
+  await h.stop();
+  await server.stop();
+});
+
+async function call(method: string, params: unknown, who = alice, profileName = "echo"): Promise<RpcAnswer> {
+  const answer = await rpc(h.gateway.url, method, params, { key: who.key, profile: profileName });
+  expect(answer.status).toBe(200);
+  return answer;
+}
+
+async function newTask(who = alice, profileName = "echo", configuration: Record<string, unknown> = {}) {
+  const answer = await call(
+    "SendMessage",
+    { message: message("hook me"), configuration: { returnImmediately: true, ...configuration } },
+    who,
+    profileName,
+  );
+  expect(answer.body.error).toBeUndefined();
+  return answer.body.result.task.id as string;
+}
+
+/** The stored config as the workers read it (credentials included). */
+async function storedConfigs(taskId: string): Promise<Record<string, string>> {
+  return await h.redis.hgetall(h.keys.pushConfigs(0, taskId));
+}
+
+describe("the four methods", () => {
+  test("Create assigns the task id as id, answers the config without credentials, and stores the credentials", async () => {
+    const taskId = await newTask();
+    const config = { taskId, url: HOOK, token: "tok-1", authentication: { scheme: "Bearer", credentials: "c-1" } };
+    const created = await call("CreateTaskPushNotificationConfig", config);
+    expect(created.body.result).toEqual({
+      id: taskId,
+      taskId,
+      url: HOOK,
+      token: "tok-1",
+      authentication: { scheme: "Bearer" },
+    });
+    expect(JSON.parse((await storedConfigs(taskId))[taskId] ?? "{}")).toEqual({ ...config, id: taskId });
+  });
+
+  test("a config made on a finished task expires with the task", async () => {
+    const taskId = await newTask();
+    await h.actor.complete(await h.actor.takeOne({ taskId }));
+    const taskTtl = await h.redis.pttl(h.keys.task(0, taskId));
+    expect(taskTtl).toBeGreaterThan(0);
+    await call("CreateTaskPushNotificationConfig", { taskId, url: HOOK });
+    const configTtl = await h.redis.pttl(h.keys.pushConfigs(0, taskId));
+    expect(configTtl).toBeGreaterThan(0);
+    expect(configTtl).toBeLessThanOrEqual(taskTtl);
+  });
+
+  test("Get, List and Delete: results without credentials; Delete is idempotent and answers null", async () => {
+    const taskId = await newTask();
+    const auth = { scheme: "Bearer", credentials: SECRET_CREDENTIALS };
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "b", url: `${HOOK}&n=b`, authentication: auth });
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "a", url: `${HOOK}&n=a` });
+
+    const got = await call("GetTaskPushNotificationConfig", { taskId, id: "b" });
+    expect(got.body.result).toEqual({ id: "b", taskId, url: `${HOOK}&n=b`, authentication: { scheme: "Bearer" } });
+    const listed = await call("ListTaskPushNotificationConfigs", { taskId });
+    expect(listed.body.result).toEqual({
+      configs: [
+        { id: "a", taskId, url: `${HOOK}&n=a` },
+        { id: "b", taskId, url: `${HOOK}&n=b`, authentication: { scheme: "Bearer" } },
+      ],
+      nextPageToken: "",
+    });
+    expect(JSON.stringify([got.body, listed.body])).not.toContain(SECRET_CREDENTIALS);
+
+    for (let i = 0; i < 2; i++) {
+      const deleted = await call("DeleteTaskPushNotificationConfig", { taskId, id: "b" });
+      expect(deleted.body).toEqual({ jsonrpc: "2.0", id: 1, result: null });
+    }
+    const gone = await call("GetTaskPushNotificationConfig", { taskId, id: "b" });
+    expect(gone.body.error.code).toBe(-32001);
+    expect(errorInfo(gone).reason).toBe("TASK_NOT_FOUND");
+    const rest = await call("ListTaskPushNotificationConfigs", { taskId });
+    expect(rest.body.result.configs.map((c: { id: string }) => c.id)).toEqual(["a"]);
+  });
+
+  test("over push.maxConfigsPerTask: -32602 PUSH_CONFIG_LIMIT_EXCEEDED; replacing an existing id is allowed", async () => {
+    const taskId = await newTask();
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "one", url: HOOK });
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "two", url: HOOK });
+    const replaced = await call("CreateTaskPushNotificationConfig", { taskId, id: "two", url: `${HOOK}&v=2` });
+    expect(replaced.body.result.url).toBe(`${HOOK}&v=2`);
+    const third = await call("CreateTaskPushNotificationConfig", { taskId, id: "three", url: HOOK });
+    expect(third.body.error.code).toBe(-32602);
+    expect(errorInfo(third).reason).toBe("PUSH_CONFIG_LIMIT_EXCEEDED");
+    expect(Object.keys(await storedConfigs(taskId)).sort()).toEqual(["one", "two"]);
+  });
+
+  test("params errors: -32602 for a missing taskId, url or id, and for a pageToken this server never issued", async () => {
+    const taskId = await newTask();
+    const cases: [string, unknown, string][] = [
+      ["CreateTaskPushNotificationConfig", { url: HOOK }, "taskId"],
+      ["CreateTaskPushNotificationConfig", { taskId }, "url"],
+      ["GetTaskPushNotificationConfig", { taskId }, "id"],
+      ["DeleteTaskPushNotificationConfig", { id: "x" }, "taskId"],
+      ["ListTaskPushNotificationConfigs", {}, "taskId"],
+      ["ListTaskPushNotificationConfigs", { taskId, pageToken: "bogus" }, "pageToken"],
+    ];
+    for (const [method, params, field] of cases) {
+      const answer = await call(method, params);
+      expect(answer.body.error.code).toBe(-32602);
+      const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+      expect(bad.fieldViolations.map((v: { field: string }) => v.field)).toContain(field);
+    }
+  });
+
+  test("an unknown task and an unknown config are -32001", async () => {
+    const taskId = await newTask();
+    for (const [method, params] of [
+      ["CreateTaskPushNotificationConfig", { taskId: "no-such-task", url: HOOK }],
+      ["GetTaskPushNotificationConfig", { taskId: "no-such-task", id: "a" }],
+      ["ListTaskPushNotificationConfigs", { taskId: "no-such-task" }],
+      ["DeleteTaskPushNotificationConfig", { taskId: "no-such-task", id: "a" }],
+      ["GetTaskPushNotificationConfig", { taskId, id: "never-made" }],
+    ] as const) {
+      const answer = await call(method, params);
+      expect(answer.body.error.code).toBe(-32001);
+      expect(errorInfo(answer).reason).toBe("TASK_NOT_FOUND");
+    }
+  });
+});
+
+describe("another client's task", () => {
+  test("answers exactly as a missing task to all four methods, and nothing of it changes", async () => {
+    const taskId = await newTask(alice);
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "mine", url: HOOK });
+    const before = await storedConfigs(taskId);
+    const calls = [
+      ["CreateTaskPushNotificationConfig", { taskId, id: "theirs", url: HOOK }],
+      ["GetTaskPushNotificationConfig", { taskId, id: "mine" }],
+      ["ListTaskPushNotificationConfigs", { taskId }],
+      ["DeleteTaskPushNotificationConfig", { taskId, id: "mine" }],
+    ] as const;
+    for (const [method, params] of calls) {
+      const foreign = await call(method, params, bob);
+      const missing = await call(method, { ...params, taskId: "missing-task" }, bob);
+      expect(foreign.body.error.code).toBe(-32001);
+      expect(JSON.stringify(foreign.body).replaceAll(taskId, "T")).toBe(
+        JSON.stringify(missing.body).replaceAll("missing-task", "T"),
+      );
+    }
+    expect(await storedConfigs(taskId)).toEqual(before);
+  });
+
+  test("a task of another profile of the same client is missing too", async () => {
+    const taskId = await newTask(alice, "echo");
+    const answer = await call("ListTaskPushNotificationConfigs", { taskId }, alice, "quiet");
+    expect(answer.body.error.code).toBe(-32003); // quiet offers no push at all: the capability answers first
+    const other = await newTask(alice, "quiet");
+    const cross = await call("ListTaskPushNotificationConfigs", { taskId: other }, alice, "echo");
+    expect(cross.body.error.code).toBe(-32001);
+  });
+});
+
+describe("request forgery: URLs refused at Create by form and policy, with no network call", () => {
+  const refused: [string, string][] = [
+    ["http://127.0.0.1/hook", "loopback address 127.0.0.1"],
+    ["http://[::1]/hook", "loopback address ::1"],
+    ["http://169.254.169.254/latest/meta-data/", "metadata address 169.254.169.254"],
+    ["http://10.0.0.1/", "private address 10.0.0.1"],
+    ["https://10.0.0.1/", "private address 10.0.0.1"],
+    ["http://[::ffff:127.0.0.1]/", "ipv4-mapped loopback address ::ffff:7f00:1"],
+    ["https://[fd00:ec2::254]/", "unique-local address fd00:ec2::254"],
+    ["http://2130706433/", "loopback address 127.0.0.1"],
+    ["http://hooks.example.com/", "scheme http: not allowed"],
+    ["https://user:pw@hooks.example.com/", "credentials in url not allowed"],
+    ["ftp://hooks.example.com/", "scheme ftp: not allowed"],
+    ["not a url", "invalid url"],
+  ];
+  for (const [url, reason] of refused) {
+    test(url, async () => {
+      const taskId = await newTask();
+      const answer = await call("CreateTaskPushNotificationConfig", { taskId, url });
+      expect(answer.body.error.code).toBe(-32602);
+      expect(errorInfo(answer).reason).toBe("INVALID_PUSH_NOTIFICATION_CONFIG");
+      const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+      expect(bad.fieldViolations).toEqual([{ field: "url", description: reason }]);
+      expect(await storedConfigs(taskId)).toEqual({});
+    });
+  }
+
+  test("an allow-listed host may use http; a name is not resolved at Create (that is the workers' check)", async () => {
+    const taskId = await newTask();
+    for (const url of ["http://hooks.internal:8080/h", "https://resolves-to-private.example/h"]) {
+      const answer = await call("CreateTaskPushNotificationConfig", { taskId, id: url.slice(8, 14), url });
+      expect(answer.body.result.url).toBe(url);
+    }
+  });
+
+  test("values that could never be sent as headers are refused", async () => {
+    const taskId = await newTask();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ token: "a\r\nX-Evil: 1" }, "token"],
+      [{ authentication: { scheme: "Bearer token" } }, "authentication.scheme"],
+      [{ authentication: { scheme: "Bearer", credentials: "é" } }, "authentication.credentials"],
+      [{ id: "has space" }, "id"],
+    ];
+    for (const [extra, field] of cases) {
+      const answer = await call("CreateTaskPushNotificationConfig", { taskId, url: HOOK, ...extra });
+      expect(answer.body.error.code).toBe(-32602);
+      const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+      expect(bad.fieldViolations.map((v: { field: string }) => v.field)).toEqual([field]);
+    }
+    expect(await storedConfigs(taskId)).toEqual({});
+  });
+});
+
+describe("the inline config of SendMessage", () => {
+  test("is stored with the task; its id is the task id unless the client gave one", async () => {
+    const plain = await newTask(alice, "echo", { taskPushNotificationConfig: { url: HOOK, token: "t" } });
+    expect(Object.keys(await storedConfigs(plain))).toEqual([plain]);
+    const named = await newTask(alice, "echo", { taskPushNotificationConfig: { id: "mine", url: HOOK } });
+    const listed = await call("ListTaskPushNotificationConfigs", { taskId: named });
+    expect(listed.body.result.configs).toEqual([{ id: "mine", taskId: named, url: HOOK }]);
+  });
+
+  test("a refused URL is -32602 and no task is stored", async () => {
+    const before = await keysUnder(h.redis, h.prefix);
+    const answer = await call("SendMessage", {
+      message: message("no"),
+      configuration: { returnImmediately: true, taskPushNotificationConfig: { url: "http://169.254.169.254/" } },
+    });
+    expect(answer.body.error.code).toBe(-32602);
+    const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+    expect(bad.fieldViolations).toEqual([
+      { field: "configuration.taskPushNotificationConfig.url", description: "metadata address 169.254.169.254" },
+    ]);
+    expect(await keysUnder(h.redis, h.prefix)).toEqual(before);
+  });
+});
+
+describe("push notifications not offered: -32003 for all four methods and the inline config", () => {
+  async function expectUnsupported(base: string, key: string, profileName: string, taskId: string): Promise<void> {
+    const calls: [string, unknown][] = [
+      ["CreateTaskPushNotificationConfig", { taskId, url: HOOK }],
+      ["GetTaskPushNotificationConfig", { taskId, id: "c" }],
+      ["ListTaskPushNotificationConfigs", { taskId }],
+      ["DeleteTaskPushNotificationConfig", { taskId, id: "c" }],
+      ["SendMessage", { message: message("p"), configuration: { taskPushNotificationConfig: { url: HOOK } } }],
+    ];
+    for (const [method, params] of calls) {
+      const answer = await rpc(base, method, params, { key, profile: profileName });
+      expect(answer.body.error.code).toBe(-32003);
+      expect(errorInfo(answer)).toMatchObject({
+        reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        domain: "a2a-protocol.org",
+      });
+    }
+  }
+
+  test("a profile with pushNotifications false; its card says so, the other profile's card says true", async () => {
+    const taskId = await newTask(alice, "quiet");
+    const before = await keysUnder(h.redis, h.prefix);
+    await expectUnsupported(h.gateway.url, alice.key, "quiet", taskId);
+    expect(await keysUnder(h.redis, h.prefix)).toEqual(before);
+    const cards = await Promise.all(
+      ["echo", "quiet"].map(async (name) => {
+        const response = await fetch(`${h.gateway.url}/a2a/${name}/.well-known/agent-card.json`);
+        return ((await response.json()) as AgentCard).capabilities.pushNotifications;
+      }),
+    );
+    expect(cards).toEqual([true, false]);
+  });
+
+  test("push.enabled false: every profile answers -32003 and no card offers push", async () => {
+    const off = await startHarness({ server, profiles: [profile("echo")], env: { A2A_PUSH_ENABLED: "false" } });
+    try {
+      await off.actor.live();
+      const carol = await off.client({ name: "carol" });
+      const created = await rpc(
+        off.gateway.url,
+        "SendMessage",
+        { message: message("x"), configuration: { returnImmediately: true } },
+        { key: carol.key },
+      );
+      await expectUnsupported(off.gateway.url, carol.key, "echo", created.body.result.task.id);
+      const card = (await (await fetch(`${off.gateway.url}/.well-known/agent-card.json`)).json()) as AgentCard;
+      expect(card.capabilities.pushNotifications).toBe(false);
+    } finally {
+      await off.stop();
+    }
+  });
+});

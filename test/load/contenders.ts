@@ -1,0 +1,168 @@
+// The HTTP systems a scenario compares (our gateway with or without actors, the SDK server on Bun or Node), each one
+// started fresh per round, loaded by the same driver, and stopped; rounds alternate between them so that a slow
+// moment of the machine does not fall on one system only.
+import type { BenchContext } from "./context.ts";
+import { type HttpAnswer, runHttpLoad } from "./http-load.ts";
+import { Installation } from "./installation.ts";
+import { type Child, cpuSeconds } from "./processes.ts";
+import { fmt } from "./results.ts";
+import { type PeerMode, type PeerRuntime, startSdkServer } from "./sdk-peer.ts";
+import { mergeSamples, type Sample, type Summary } from "./stats.ts";
+
+export interface Load {
+  concurrency: number;
+  maxRequests: number;
+  maxSeconds: number;
+  warmupRequests: number;
+  /** JSON-RPC body of request `seq`. */
+  body(seq: number): string;
+  check(answer: HttpAnswer): boolean;
+}
+
+export interface Measured extends Sample {
+  firstError: string | undefined;
+  /** CPU seconds of the system's processes (gateway, actors or SDK server) in the measured window. */
+  serverCpu: number;
+  redisCpu: number;
+  /** Pids of the processes measured (gateway first), e.g. to find their CPU profiles. */
+  pids: number[];
+}
+
+export interface Contender {
+  readonly name: string;
+  run(load: Load): Promise<Measured>;
+}
+
+export interface Compared {
+  name: string;
+  summary: Summary & { errors: number };
+  firstError: string | undefined;
+  serverCpuPerRequestUs: number;
+  redisCpuPerRequestUs: number;
+}
+
+const A2A_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+
+async function measure(
+  context: BenchContext,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  load: Load,
+  pids: () => number[],
+): Promise<Measured> {
+  const cpu = () => pids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  // The warm-up runs first on its own, so the CPU counters cover the measured window only.
+  if (load.warmupRequests > 0) {
+    await runHttpLoad({ port, path, headers, ...load, maxRequests: load.warmupRequests, warmupRequests: 0 });
+  }
+  const cpu0 = [cpu(), cpuSeconds(context.redisPid)];
+  const result = await runHttpLoad({ port, path, headers, ...load, warmupRequests: 0 });
+  return {
+    latencies: result.latencies,
+    seconds: result.seconds,
+    errors: result.errors,
+    firstError: result.firstError,
+    serverCpu: cpu() - (cpu0[0] ?? 0),
+    redisCpu: cpuSeconds(context.redisPid) - (cpu0[1] ?? 0),
+    pids: pids(),
+  };
+}
+
+export interface GatewaySetup {
+  /** Profile endpoint, e.g. "noop". */
+  profile: string;
+  /** A2A_* variables of the installation (gateway and actors). */
+  env?: Record<string, string>;
+  /** Actors to run (`work --actors N`); 0 seeds the liveness record instead. */
+  actors: number;
+  /** Extra arguments to bun for the gateway (e.g. --cpu-prof). */
+  bunArgs?: string[];
+  /** Another checkout's src/cli.ts for the gateway (before/after comparisons). */
+  cli?: string;
+}
+
+export function gatewayContender(context: BenchContext, name: string, setup: GatewaySetup): Contender {
+  return {
+    name,
+    async run(load) {
+      const inst = new Installation(context.redisUrl, setup.env ? { env: setup.env } : {});
+      await inst.addClient();
+      let beat: ReturnType<typeof setInterval> | undefined;
+      let work: Child | undefined;
+      let gateway: Child | undefined;
+      try {
+        if (setup.actors > 0) work = await inst.work(setup.actors);
+        else {
+          await inst.seedLiveBeat();
+          beat = setInterval(() => void inst.seedLiveBeat().catch(() => {}), 10_000);
+        }
+        const started = await inst.gateway(setup.bunArgs ?? [], setup.cli);
+        gateway = started.child;
+        const headers = { ...A2A_HEADERS, Authorization: `Bearer ${inst.apiKey}` };
+        const pids = () => [started.child.pid, ...(work ? childPids(work.pid) : [])];
+        return await measure(context, started.port, `/a2a/${setup.profile}`, headers, load, pids);
+      } finally {
+        clearInterval(beat);
+        await gateway?.stop();
+        await work?.stop(30_000);
+        await inst.close();
+      }
+    },
+  };
+}
+
+export function sdkContender(context: BenchContext, runtime: PeerRuntime, mode: PeerMode): Contender {
+  return {
+    name: `sdk-${runtime}`,
+    async run(load) {
+      const { child, port } = await startSdkServer(runtime, mode);
+      try {
+        return await measure(context, port, "/", A2A_HEADERS, load, () => [child.pid]);
+      } finally {
+        await child.stop();
+      }
+    },
+  };
+}
+
+/** The supervisor's actor processes (children of the `work` process), read from /proc. */
+function childPids(pid: number): number[] {
+  try {
+    const text = require("node:fs").readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8") as string;
+    return [pid, ...text.trim().split(/\s+/).filter(Boolean).map(Number)];
+  } catch {
+    return [pid];
+  }
+}
+
+/** Runs every contender `rounds` times, alternating, and pools each one's rounds. */
+export async function compare(
+  context: BenchContext,
+  rounds: number,
+  contenders: readonly Contender[],
+  load: Load,
+): Promise<Map<string, Compared>> {
+  const samples = new Map<string, Measured[]>(contenders.map((contender) => [contender.name, []]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const contender of contenders) {
+      const measured = await contender.run(load);
+      samples.get(contender.name)?.push(measured);
+      const rate = measured.latencies.length / measured.seconds;
+      context.log(`  round ${round}/${rounds} ${contender.name}: ${fmt(rate)}/s, ${measured.errors} errors`);
+    }
+  }
+  const out = new Map<string, Compared>();
+  for (const [name, list] of samples) {
+    const summary = mergeSamples(list);
+    const count = Math.max(1, summary.count + summary.errors);
+    out.set(name, {
+      name,
+      summary,
+      firstError: list.find((sample) => sample.firstError)?.firstError,
+      serverCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.serverCpu, 0) / count) * 1e6,
+      redisCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.redisCpu, 0) / count) * 1e6,
+    });
+  }
+  return out;
+}

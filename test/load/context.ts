@@ -1,0 +1,15 @@
+// What every scenario gets from the bench: the redis-server it started, whether this is a quick run, and a logger.
+
+export interface BenchContext {
+  readonly redisUrl: string;
+  /** The redis-server's pid (INFO server), for its CPU time. */
+  readonly redisPid: number;
+  /** `--quick`: smaller counts, the whole bench under two minutes. */
+  readonly quick: boolean;
+  log(line: string): void;
+}
+
+/** `full` in a full run, `quick` with --quick. */
+export function pick<T>(context: BenchContext, full: T, quick: T): T {
+  return context.quick ? quick : full;
+}
