@@ -43,9 +43,14 @@ export interface StreamLease {
 
 type Limit = keyof StreamLimits;
 
+/** How often a slice of the leases is renewed (ms). */
+const RENEW_TICK_MS = 250;
+
 export class StreamLeases {
   private readonly held = new Set<StreamLease>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** Where the next renewal slice starts, in the order leases were taken. */
+  private cursor = 0;
 
   constructor(private readonly options: StreamLeasesOptions) {}
 
@@ -70,7 +75,7 @@ export class StreamLeases {
       throw error;
     }
     this.held.add(lease);
-    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
+    this.timer ??= setInterval(() => this.renewSlice(), RENEW_TICK_MS);
     return lease;
   }
 
@@ -148,11 +153,27 @@ export class StreamLeases {
     this.timer = undefined;
   }
 
-  /** Renews every held lease; the calls leave in one tick on the auto-pipelining connection, as one pipeline. */
-  private renewAll(): void {
+  /**
+   * Renews a slice of the held leases each tick, so that every lease is renewed once per third of its TTL without
+   * sending them all at once (10,000 streams would otherwise put 20,000 scripts on the shared connection together
+   * and stall every stream's events behind them).
+   */
+  private renewSlice(): void {
+    const all = [...this.held];
+    if (all.length === 0) return;
+    const ticksPerRound = Math.max(1, Math.floor(this.options.ttlMs / 3 / RENEW_TICK_MS));
+    const count = Math.ceil(all.length / ticksPerRound);
+    if (this.cursor >= all.length) this.cursor = 0;
+    const slice = all.slice(this.cursor, this.cursor + count);
+    this.cursor += count;
+    this.renew(slice);
+  }
+
+  /** Renews leases; the calls leave in one tick on the auto-pipelining connection, as one pipeline. */
+  private renew(slice: readonly StreamLease[]): void {
     const { leases, keys, ttlMs, limits, logger } = this.options;
     const warn = (error: unknown) => logger.warn({ err: error }, "stream lease not renewed");
-    for (const lease of this.held) {
+    for (const lease of slice) {
       leases
         .acquire(keys.streams(), lease.member, ttlMs, limits.perInstallation)
         .then((renewed) => {

@@ -1,7 +1,7 @@
 // The gateway's side of the journal: accept, resume, cancel, snapshot, list and journal reads, each one script or
 // one read. It never runs a handler and never writes a task's progress; actors do that through RunLedger.
 import { Buffer } from "node:buffer";
-import { ulid } from "ulid";
+import { monotonicFactory } from "ulid";
 import { contentHash } from "./content-hash.ts";
 import {
   CapacityError,
@@ -61,6 +61,8 @@ export interface Accepted {
   /** false when the messageId was seen before with the same content: the earlier task, nothing written. */
   created: boolean;
   taskId: string;
+  /** The task as accept wrote it (revision 1), when it created one: an answer needs no second read. */
+  record?: TaskRecord | undefined;
 }
 
 export interface Snapshot {
@@ -93,6 +95,9 @@ export interface ListPage {
 
 const STORE_ERRORS =
   /OOM|READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|Connection|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries|Stream isn't writeable|closed/i;
+
+/** One id generator per process: `ulid()` would look for a random source on every call. */
+const ulid = monotonicFactory();
 
 /** Redis being unreachable or full becomes a refusal that names the store; any other error propagates. */
 export function storeFailure(error: unknown): never {
@@ -209,7 +214,22 @@ export class TaskJournal {
       this.refusal(reply, clientId, profile);
     }
     const [flag, id] = reply as [number, string];
-    return { created: flag === 1, taskId: id };
+    if (flag !== 1) return { created: false, taskId: id };
+    const record: TaskRecord = {
+      id: taskId,
+      contextId,
+      clientId,
+      profile,
+      runId,
+      state: "TASK_STATE_SUBMITTED",
+      rev: 1,
+      timestampMs: timestamp.getTime(),
+      status,
+      history: [stored],
+      artifacts: [],
+      metadata: input.metadata,
+    };
+    return { created: true, taskId: id, record };
   }
 
   /** Resumes an INPUT_REQUIRED or AUTH_REQUIRED task with the client's follow-up; the same run is queued again. */

@@ -1,5 +1,6 @@
 // Keep-alive with the real default (server.streamKeepaliveSeconds = 15): a stream with no events for 40 s stays open,
-// receives comment lines no more than 15 s apart, and still delivers the task's next event. About 41 s.
+// receives comment lines no more than 15 s apart, keeps its lease renewed, and still delivers the task's next event.
+// About 41 s.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openStream } from "../../support/sse-client.ts";
 import { type Harness, message, startHarness } from "../gateway/harness.ts";
@@ -33,6 +34,8 @@ test("40 s without events: the stream stays open with comment lines at most 15 s
   await Bun.sleep(40_000);
   expect(stream.ended).toBe(false);
   expect(stream.events).toHaveLength(1);
+  // 40 s is twice the stream lease's TTL: the lease is still held, renewed in its slice.
+  expect(await h.redis.zcount(h.keys.streams(), `(${Date.now()}`, "+inf")).toBe(1);
   const times = [started, ...stream.comments.filter((c) => c.at > started).map((c) => c.at), performance.now()];
   expect(times.length).toBeGreaterThanOrEqual(4);
   const gaps = times.slice(1).map((at, i) => at - times[i]!);

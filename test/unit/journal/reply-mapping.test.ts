@@ -80,10 +80,8 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 describe("TaskJournal maps script codes to errors", () => {
   test("accept: {1}/{0} are created/duplicate; -1..-5 are the documented refusals", async () => {
     const journal = (fake: FakeRedis) => new TaskJournal(fake.asRedis(), keys, settings);
-    expect(await journal(new FakeRedis().answer("accept", [1, "T1"])).accept(acceptInput)).toEqual({
-      created: true,
-      taskId: "T1",
-    });
+    const created = await journal(new FakeRedis().answer("accept", [1, "T1"])).accept(acceptInput);
+    expect(created).toMatchObject({ created: true, taskId: "T1", record: { state: "TASK_STATE_SUBMITTED", rev: 1 } });
     expect(await journal(new FakeRedis().answer("accept", [0, "T0"])).accept(acceptInput)).toEqual({
       created: false,
       taskId: "T0",
