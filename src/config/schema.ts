@@ -292,7 +292,11 @@ export const ProfileSchema = Type.Object(
       { additionalProperties: false, default: {}, description: "Limits of this profile." },
     ),
     retentionSeconds: integer("How long a finished task is kept.", 86_400),
-    journalRetentionSeconds: integer("How long a finished task's journal stream is kept.", 3600),
+    journalRetentionSeconds: integer(
+      "How long a finished task's journal stream is kept. Streams and blocking waits need it only until they have read the " +
+        "last event (webhooks have their own outbox), and a stream costs about 4.7 KB of Redis memory, so it is short.",
+      60,
+    ),
     fullTextCheck: FullTextCheckSchema,
     guardrails: GuardrailsSchema,
     streaming: Type.Boolean({ default: true, description: "Offer streaming (agent card capability)." }),

@@ -124,7 +124,7 @@ describe("defaults", () => {
         identity: "",
         quota: { maxActiveTasks: 0 },
         retentionSeconds: 86_400,
-        journalRetentionSeconds: 3600,
+        journalRetentionSeconds: 60,
         fullTextCheck: "auto",
         guardrails: { denyPatterns: [], personalData: false, maxLength: 0, timeoutMs: 10_000 },
         streaming: true,
