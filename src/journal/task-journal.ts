@@ -156,6 +156,24 @@ export class TaskJournal {
     }
   }
 
+  /** The keys accept and resume share, in their KEYS order (see accept-11.lua and resume-13.lua). */
+  private acceptKeys(shard: number, clientId: string, profile: string, messageId: string, taskId: string): string[] {
+    const k = this.keys;
+    return [
+      k.live(shard),
+      k.client(shard, clientId),
+      k.clientActive(shard, clientId),
+      k.profileActive(shard, profile),
+      k.dedup(shard, clientId, messageId),
+      k.task(shard, taskId),
+      k.run(shard, taskId),
+      k.journal(shard, taskId),
+      k.clientTasks(shard, clientId),
+      k.queue(shard),
+      k.pushConfigs(shard, taskId),
+    ];
+  }
+
   /** Accepts a new task in one atomic step, or refuses with nothing stored. */
   async accept(input: AcceptInput): Promise<Accepted> {
     const { clientId, profile, message, pushConfig: push } = input;
@@ -174,19 +192,7 @@ export class TaskJournal {
       reply = await runScript(
         this.redis,
         "accept",
-        [
-          k.live(shard),
-          k.client(shard, clientId),
-          k.clientActive(shard, clientId),
-          k.profileActive(shard, profile),
-          k.dedup(shard, clientId, message.messageId),
-          k.task(shard, taskId),
-          k.run(shard, taskId),
-          k.journal(shard, taskId),
-          k.clientTasks(shard, clientId),
-          k.queue(shard),
-          k.pushConfigs(shard, taskId),
-        ],
+        [...this.acceptKeys(shard, clientId, profile, message.messageId, taskId)],
         [
           this.settings.livenessSeconds,
           input.profileQuota,
@@ -252,17 +258,7 @@ export class TaskJournal {
         this.redis,
         "resume",
         [
-          k.live(shard),
-          k.client(shard, clientId),
-          k.clientActive(shard, clientId),
-          k.profileActive(shard, profile),
-          k.dedup(shard, clientId, message.messageId),
-          k.task(shard, taskId),
-          k.run(shard, taskId),
-          k.journal(shard, taskId),
-          k.clientTasks(shard, clientId),
-          k.queue(shard),
-          k.pushConfigs(shard, taskId),
+          ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
           k.pushQueue(shard, taskId),
           k.pushReady(shard),
         ],
