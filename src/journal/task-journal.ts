@@ -178,7 +178,6 @@ export class TaskJournal {
   async accept(input: AcceptInput): Promise<Accepted> {
     const { clientId, profile, message, pushConfig: push } = input;
     const shard = this.keys.shardOf(clientId);
-    const k = this.keys;
     const taskId = ulid();
     const runId = ulid();
     const contextId = message.contextId ?? ulid();
@@ -192,7 +191,7 @@ export class TaskJournal {
       reply = await runScript(
         this.redis,
         "accept",
-        [...this.acceptKeys(shard, clientId, profile, message.messageId, taskId)],
+        this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
         [
           this.settings.livenessSeconds,
           input.profileQuota,
