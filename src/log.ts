@@ -1,5 +1,7 @@
-// The one logger: structured JSON lines (pino). Secrets are redacted by path, and callers log ids, never keys.
-import { type Logger, pino } from "pino";
+// The one logger: structured JSON lines (pino) at the configured level; readable colored lines instead when stderr is
+// a terminal and CI is not set (pino-pretty, when installed). Secrets are redacted by path; callers log ids, never keys.
+import { createRequire } from "node:module";
+import { type DestinationStream, type Logger, pino } from "pino";
 
 export type { Logger };
 
@@ -19,8 +21,40 @@ const REDACT = [
   "*.secret",
 ];
 
-/** A logger named for its process (`gateway`, `actor`, `supervisor`, `sweep`, `cli`) at the configured level. */
+type PrettyFactory = (options: Record<string, unknown>) => DestinationStream;
+
+/** Whether this process logs for a person: stderr is a terminal and it is not a CI run. */
+export function wantsPrettyLogs(
+  stderr: { isTTY?: boolean } = process.stderr,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): boolean {
+  return stderr.isTTY === true && (env.CI ?? "") === "" && env.A2A_LOG_FORMAT !== "json";
+}
+
+/** pino-pretty's stream to stderr, or undefined when the package is not installed (the JSON lines stay). */
+export function prettyDestination(): DestinationStream | undefined {
+  try {
+    const loaded = createRequire(import.meta.url)("pino-pretty") as PrettyFactory | { default: PrettyFactory };
+    const pretty = typeof loaded === "function" ? loaded : loaded.default;
+    return pretty({
+      destination: 2,
+      sync: true,
+      colorize: true,
+      translateTime: "SYS:HH:MM:ss.l",
+      ignore: "pid,hostname",
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A logger named for its process (`gateway`, `actor`, `supervisor`, `sweep`, `cli`) at the configured level. Without a
+ * destination: JSON lines on stdout, or pretty lines on stderr when wantsPrettyLogs().
+ */
 export function createLogger(name: string, level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { name, level, redact: { paths: REDACT, censor: "[redacted]" }, base: { pid: process.pid } };
-  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
+  if (destination) return pino(options, destination as DestinationStream);
+  const pretty = wantsPrettyLogs() ? prettyDestination() : undefined;
+  return pretty ? pino(options, pretty) : pino(options);
 }

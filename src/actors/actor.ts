@@ -9,6 +9,7 @@ import { CancelListener } from "./cancel-listener.ts";
 import type { HandlerRegistry } from "./handlers/handler-api.ts";
 import type { ToolRegistry } from "./handlers/tools.ts";
 import { Heartbeat } from "./heartbeat.ts";
+import type { ActorMetrics } from "./metrics.ts";
 import { Reclaimer } from "./reclaimer.ts";
 import { applyRetention } from "./retention.ts";
 import { RunExecutor } from "./run-executor.ts";
@@ -35,6 +36,8 @@ export interface ActorOptions {
   fetch?: typeof fetch;
   /** The environment guardrails read the moderation API key from (guardrails.moderation.apiKeyEnv). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Where runs, reclaims and push deliveries are counted (the entry file reports it to the supervisor). */
+  metrics?: ActorMetrics;
 }
 
 export class Actor {
@@ -73,6 +76,7 @@ export class Actor {
       logger,
       ...(o.fetch ? { fetch: o.fetch } : {}),
       env: o.env,
+      onRun: o.metrics ? (outcome, startedAt) => o.metrics?.run(outcome, startedAt) : undefined,
     });
     this.reader = createQueueReader(config.redis.cluster.length > 0, {
       connect: () => o.connect("actor-queue"),
@@ -146,6 +150,11 @@ export class Actor {
     this.wake?.();
   }
 
+  /** Brings the metrics that mirror other counters (push deliveries) up to date. */
+  syncMetrics(): void {
+    this.o.metrics?.syncPush(this.push.counters);
+  }
+
   private submit(entry: Parameters<RunExecutor["submit"]>[0]): void {
     void this.executor.submit(entry).then(() => this.wake?.());
   }
@@ -186,6 +195,7 @@ export class Actor {
     const free = this.o.config.worker.concurrency - this.executor.inflight;
     const entries = await this.reclaimer.reclaim(Math.min(free, 100));
     if (entries.length > 0) this.o.logger.info({ count: entries.length }, "reclaimed queue entries past their lease");
+    this.o.metrics?.reclaims.inc(entries.length);
     for (const entry of entries) this.submit(entry);
   }
 

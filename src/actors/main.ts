@@ -11,12 +11,13 @@ import { Actor } from "./actor.ts";
 import { resolveApiKeys } from "./api-keys.ts";
 import { connectRedis } from "./connections.ts";
 import { builtinHandlers, builtinTools, loadHandlerModules } from "./handlers/builtins.ts";
+import { ActorMetrics, METRICS_FD_ENV, reportSnapshots } from "./metrics.ts";
 import type { ActorStart } from "./supervisor.ts";
 import { RUNTIME_VERSION } from "./version.ts";
 
 const ActorStartSchema = Type.Object({ config: ConfigSchema, handlerModules: Type.Array(Type.String()) });
 
-async function start(line: string): Promise<Actor> {
+async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetrics }> {
   const parsed: unknown = JSON.parse(line);
   if (!Value.Check(ActorStartSchema, parsed)) {
     const first = [...Value.Errors(ActorStartSchema, parsed)][0];
@@ -27,19 +28,33 @@ async function start(line: string): Promise<Actor> {
   const handlers = builtinHandlers();
   await loadHandlerModules(handlerModules, handlers);
   const apiKeys = resolveApiKeys(config, process.env);
+  const metrics = new ActorMetrics();
   for (const missing of apiKeys.missing) logger.warn({ missing }, "LLM API key variable is not set");
-  return new Actor({
+  const actor = new Actor({
     config,
     handlers,
     tools: builtinTools(),
     apiKeys: apiKeys.keys,
     logger,
-    connect: (name) => connectRedis(config.redis, name),
+    connect: (name) => {
+      const redis = connectRedis(config.redis, name);
+      redis.on("error", () => metrics.redisErrors.inc({ connection: name }));
+      return redis;
+    },
     host: hostname(),
     pid: process.pid,
     version: RUNTIME_VERSION,
     env: process.env,
+    metrics,
   });
+  return { actor, metrics };
+}
+
+/** Reports metric snapshots to the supervisor when it opened a pipe for them; returns the function that stops it. */
+function reportMetrics(started: Actor, metrics: ActorMetrics): () => Promise<void> {
+  const fd = Number(process.env[METRICS_FD_ENV] ?? "");
+  if (!supervised || !Number.isInteger(fd) || fd < 3) return async () => {};
+  return reportSnapshots(metrics, fd, () => started.syncMetrics());
 }
 
 const supervised = process.env.A2A_ACTOR_SUPERVISED === "1";
@@ -68,10 +83,12 @@ lines.on("line", (line) => {
   }
   starting = true;
   start(line)
-    .then(async (started) => {
+    .then(async ({ actor: started, metrics }) => {
       actor = started;
+      const stopReporting = reportMetrics(started, metrics);
       if (pendingDrain) started.drain(...pendingDrain);
       await started.run();
+      await stopReporting();
       process.exit(0);
     })
     .catch((error: unknown) => {

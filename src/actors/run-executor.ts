@@ -176,7 +176,11 @@ export class RunExecutor {
     const log = logger.child({ taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
     const startedAt = performance.now();
-    const ended = (outcome: RunOutcome) => this.o.onRun?.(outcome, startedAt);
+    let reported = false;
+    const ended = (outcome: RunOutcome) => {
+      if (!reported) this.o.onRun?.(outcome, startedAt);
+      reported = true;
+    };
     const claim = await ledger.claim(
       entry.shard,
       entry.taskId,
@@ -237,7 +241,7 @@ export class RunExecutor {
       this.done += 1;
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
-      if (control.outcome === undefined) ended("lost");
+      ended("lost");
       log.warn({ reason: error.message }, "lease lost: another actor owns the run now; stopped writing");
     }
   }

@@ -2,9 +2,12 @@
 // gives up past the restart-intensity limit (like OTP), and drains every actor on SIGTERM/SIGINT. It never touches
 // Redis; an actor whose supervisor dies sees its stdin close and exits by itself.
 import { type ChildProcess, spawn } from "node:child_process";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Config } from "../config/index.ts";
 import type { Logger } from "../log.ts";
+import { METRICS_FD, METRICS_FD_ENV } from "./metrics.ts";
+import { SupervisorMetrics } from "./metrics-server.ts";
 import { RestartPolicy } from "./restart-policy.ts";
 
 export interface SupervisorOptions {
@@ -46,6 +49,8 @@ class Supervisor {
   private killTimer: ReturnType<typeof setTimeout> | undefined;
   private finished: ((code: number) => void) | undefined;
   readonly done: Promise<number>;
+  /** Aggregates the actors' metric snapshots; undefined when worker.metricsPort is 0. */
+  readonly metrics: SupervisorMetrics | undefined;
 
   constructor(
     private readonly config: Config,
@@ -57,6 +62,10 @@ class Supervisor {
       intensity: config.worker.restartIntensity,
       periodMs: config.worker.restartPeriodSeconds * 1000,
     });
+    this.metrics =
+      config.worker.metricsPort > 0
+        ? new SupervisorMetrics(() => this.children.filter((child) => child !== undefined).length)
+        : undefined;
     this.done = new Promise((resolve) => {
       this.finished = resolve;
     });
@@ -97,7 +106,14 @@ class Supervisor {
     const [command = process.execPath, ...args] = this.o.actorCommand ?? defaultActorCommand();
     const env: Record<string, string> = { A2A_ACTOR_SUPERVISED: "1" };
     for (const [name, value] of Object.entries(this.o.env)) if (value !== undefined) env[name] = value;
-    const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], env });
+    // Metric snapshots travel on their own pipe (fd 3), never mixed with the logs on stdout and stderr.
+    if (this.metrics) env[METRICS_FD_ENV] = String(METRICS_FD);
+    const stdio = this.metrics
+      ? (["pipe", "inherit", "inherit", "pipe"] as const)
+      : (["pipe", "inherit", "inherit"] as const);
+    const child = spawn(command, args, { stdio: [...stdio], env });
+    const pipe = child.stdio[METRICS_FD];
+    if (this.metrics && pipe instanceof Readable) this.metrics.attach(slot, pipe, this.o.logger);
     const started = Date.now();
     this.children[slot] = child;
     const start: ActorStart = { config: this.config, handlerModules: [...(this.o.handlerModules ?? [])] };
@@ -110,6 +126,7 @@ class Supervisor {
 
   private onExit(slot: number, child: ChildProcess, started: number, code: number | null, signal: string | null): void {
     if (this.children[slot] === child) this.children[slot] = undefined;
+    this.metrics?.retire(slot);
     if (this.draining) {
       this.o.logger.info({ slot, actorPid: child.pid, code, signal }, "actor exited");
       this.checkDone();
@@ -136,7 +153,9 @@ class Supervisor {
       slot,
       setTimeout(() => {
         this.restartTimers.delete(slot);
-        if (!this.draining) this.spawn(slot);
+        if (this.draining) return;
+        this.metrics?.restarts.inc();
+        this.spawn(slot);
       }, decision.delayMs),
     );
   }
@@ -162,10 +181,13 @@ export async function runSupervisor(config: Config, options: SupervisorOptions):
     process.on("SIGINT", onSignal);
   }
   options.signal?.addEventListener("abort", () => supervisor.drain("aborted"), { once: true });
+  const { metricsHost, metricsPort } = config.worker;
+  await supervisor.metrics?.listen(metricsHost, metricsPort, options.logger);
   supervisor.start();
   try {
     return await supervisor.done;
   } finally {
+    await supervisor.metrics?.close();
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
   }

@@ -51,3 +51,9 @@ export function createContext(
   };
   return context;
 }
+
+/** The PEM key that signs agent cards: the variable server.cardSigningKeyEnv names, from the CLI's environment. */
+export function signingKey(context: CliContext): string | undefined {
+  const name = context.config().server.cardSigningKeyEnv;
+  return name === "" ? undefined : context.env[name];
+}

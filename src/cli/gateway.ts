@@ -2,7 +2,7 @@
 // stops in order (waits answered, waiting leases released, connections closed).
 import { type Command, InvalidArgumentError } from "commander";
 import { startGateway } from "../gateway/index.ts";
-import type { CliContext } from "./context.ts";
+import { type CliContext, signingKey } from "./context.ts";
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError("must be a port, 0..65535");
@@ -19,6 +19,7 @@ export function registerGateway(program: Command, context: CliContext): void {
       const logger = context.logger("gateway");
       const gateway = await startGateway(config, {
         logger,
+        cardSigningKey: signingKey(context),
         ...(options.port === undefined ? {} : { port: options.port }),
       });
       await new Promise<void>((resolve) => {

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { publicUrl } from "../config/index.ts";
 import { startGateway } from "../gateway/index.ts";
 import { ClientRegistry, KeySpace } from "../journal/index.ts";
-import type { CliContext } from "./context.ts";
+import { type CliContext, signingKey } from "./context.ts";
 import { type EmbeddedRedis, redisAnswers, redisServerOnPath, startEmbeddedRedis } from "./embedded-redis.ts";
 import { positiveInteger } from "./work.ts";
 
@@ -53,6 +53,7 @@ export function registerStart(program: Command, context: CliContext): void {
 
       const gateway = await startGateway(config, {
         logger: context.logger("gateway"),
+        cardSigningKey: signingKey(context),
         ...(options.port === undefined ? {} : { port: options.port }),
       });
       const base = config.server.publicUrl === "" ? gateway.url : publicUrl(config);

@@ -5,6 +5,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
 import type { AgentCard, SecurityRequirement, SecurityScheme } from "../journal/index.ts";
 import { API_KEY_HEADER } from "./authenticator.ts";
+import { type CardSigner, JWKS_PATH } from "./card-signer.ts";
 
 /** The A2A protocol version this gateway serves, as cards and `A2A-Version` spell it. */
 export const PROTOCOL_VERSION = "1.0";
@@ -76,14 +77,26 @@ interface ServedCard {
   readonly etag: string;
 }
 
-/** Every profile's card, serialized once per base URL, answered as JSON or 304 on a matching If-None-Match. */
+/**
+ * Every profile's card, serialized (and signed, with a signer) once per base URL, answered as JSON or 304 on a
+ * matching If-None-Match.
+ */
 export class AgentCards {
   private readonly cards = new Map<string, ServedCard>();
 
   constructor(
     private readonly profiles: readonly Profile[],
     private readonly baseUrl: () => string,
+    private readonly signer?: CardSigner,
   ) {}
+
+  /** GET /.well-known/jwks.json: the public key that verifies the cards; undefined when cards are not signed. */
+  jwks(): Response | undefined {
+    if (!this.signer) return undefined;
+    return new Response(JSON.stringify(this.signer.jwks()), {
+      headers: { "Cache-Control": `public, max-age=${CARD_MAX_AGE_SECONDS}`, "Content-Type": "application/json" },
+    });
+  }
 
   /** The card response of a profile (the first one when `name` is undefined), or undefined for an unknown name. */
   respond(name: string | undefined, request: Request): Response | undefined {
@@ -93,7 +106,9 @@ export class AgentCards {
     const cacheKey = `${profile.name} ${base}`;
     let card = this.cards.get(cacheKey);
     if (!card) {
-      const body = JSON.stringify(buildAgentCard(profile, base));
+      const built = buildAgentCard(profile, base);
+      const signed = this.signer ? { ...built, signatures: [this.signer.sign(built, `${base}${JWKS_PATH}`)] } : built;
+      const body = JSON.stringify(signed);
       card = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
       this.cards.set(cacheKey, card);
     }

@@ -21,6 +21,7 @@ export function createGatewayApp(context: GatewayContext) {
     .get("/healthz", () => healthz())
     .get("/readyz", () => readyz(context))
     .get("/metrics", ({ request }) => context.metrics.respond(request))
+    .get("/.well-known/jwks.json", ({ request }) => context.cards.jwks() ?? notFound(request))
     .get(
       "/.well-known/agent-card.json",
       ({ request }) => context.cards.respond(undefined, request) ?? notFound(request),

@@ -14,6 +14,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { AgentCards } from "./agent-card.ts";
 import { createGatewayApp } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
+import { CardSigner } from "./card-signer.ts";
 import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
 import { JournalTail } from "./journal-tail.ts";
 import { GatewayMetrics } from "./metrics.ts";
@@ -27,6 +28,8 @@ export interface StartGatewayOptions {
   /** Overrides server.port; 0 picks a free port. */
   port?: number;
   logger?: Logger;
+  /** The PEM private key that signs agent cards: the value of the variable server.cardSigningKeyEnv names. */
+  cardSigningKey?: string | undefined;
 }
 
 export interface RunningGateway {
@@ -66,10 +69,21 @@ function connect(config: Config, name: string, logger: Logger, onError: () => vo
   return redis;
 }
 
+/** The card signer when server.cardSigningKeyEnv is set; throws when its key is missing or unusable. */
+function cardSigner(config: Config, pem: string | undefined): CardSigner | undefined {
+  const { cardSigningKeyEnv, cardSigningKeyId } = config.server;
+  if (cardSigningKeyEnv === "") return undefined;
+  if (pem === undefined || pem.trim() === "") {
+    throw new Error(`server.cardSigningKeyEnv names ${cardSigningKeyEnv}, but that variable holds no key`);
+  }
+  return CardSigner.fromPem(pem, cardSigningKeyId);
+}
+
 /** Starts the gateway; rejects when Redis does not answer or a profile's inputSchema cannot be checked. */
 export async function startGateway(config: Config, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger("gateway", config.log.level);
   const profiles = profileRuntimes(config);
+  const signer = cardSigner(config, options.cardSigningKey);
   let metrics: GatewayMetrics | undefined;
   const redisError = (connection: string) => () => metrics?.redisErrors.inc({ connection });
   const redis = connect(config, "a2a-gateway", logger, redisError("command"));
@@ -138,7 +152,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     streamLeases,
     auth: new Authenticator(new ClientRegistry(redis, keys)),
     profiles,
-    cards: new AgentCards(cardProfiles(config), () => baseUrl),
+    cards: new AgentCards(cardProfiles(config), () => baseUrl, signer),
     logger,
     metrics,
     retryAfterSeconds,

@@ -21,6 +21,23 @@ import type { SendMessageResponse } from "../schema/index.ts";
 import { checkIncomingMessage } from "./message-checks.ts";
 import type { MethodCall } from "./method-call.ts";
 
+/**
+ * How long an answer waits for its waiting lease to be released (ms). Past it the answer goes out anyway and the
+ * release finishes in the background (or the lease lapses after its TTL): a paused or stalled Redis must not hold a
+ * 504 past the blocking deadline.
+ */
+const RELEASE_WAIT_MS = 250;
+
+/** Waits for `work` at most `ms`; `work` never rejects (a release logs its own failure). */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work, late]);
+  clearTimeout(timer);
+}
+
 /** A blocking SendMessage answers at these states. */
 function settled(record: TaskRecord): boolean {
   return isTerminal(record.state) || isInterrupted(record.state);
@@ -83,10 +100,10 @@ export async function sendMessage(call: MethodCall<"SendMessage">): Promise<Send
   const { input, view } = messageInput(call);
 
   if (params.configuration?.returnImmediately === true) {
-    const { taskId } = await store(call, input);
-    const snapshot = await journal.snapshot(client.id, taskId, profile.name);
-    if (!snapshot) throw new TaskNotFoundError(taskId);
-    return { task: toTask(snapshot.record, view) };
+    const { taskId, record } = await store(call, input);
+    const current = record ?? (await journal.snapshot(client.id, taskId, profile.name))?.record;
+    if (!current) throw new TaskNotFoundError(taskId);
+    return { task: toTask(current, view) };
   }
 
   const leased = await waiting.acquire(call.requestId).catch(storeFailure);
@@ -109,6 +126,6 @@ export async function sendMessage(call: MethodCall<"SendMessage">): Promise<Send
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);
     throw new BlockingDeadlineExceededError(taskId, seconds);
   } finally {
-    await waiting.release(call.requestId);
+    await within(waiting.release(call.requestId), RELEASE_WAIT_MS);
   }
 }
