@@ -199,6 +199,38 @@ describe("@a2a-js/sdk client", () => {
     expect(last?.$case === "statusUpdate" && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   }, 20_000);
 
+  test("push notification configs: create, get, list and delete through the SDK; credentials never come back", async () => {
+    const task = asTask(await sdk.sendMessage(sendRequest("push me", true)));
+    const created = await sdk.createTaskPushNotificationConfig({
+      tenant: "",
+      id: "hook-1",
+      taskId: task.id,
+      url: "https://hooks.example.com/a2a",
+      token: "verify-me",
+      authentication: { scheme: "Bearer", credentials: "webhook-secret" },
+    });
+    expect(created).toMatchObject({ id: "hook-1", taskId: task.id, url: "https://hooks.example.com/a2a" });
+    expect(created.authentication?.scheme).toBe("Bearer");
+    expect(created.authentication?.credentials ?? "").toBe("");
+    const got = await sdk.getTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: "hook-1" });
+    expect(got.url).toBe("https://hooks.example.com/a2a");
+    const listed = await sdk.listTaskPushNotificationConfig({
+      tenant: "",
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: "",
+    });
+    expect(listed.configs.map((config) => config.id)).toEqual(["hook-1"]);
+    expect(JSON.stringify(listed)).not.toContain("webhook-secret");
+    await sdk.deleteTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: "hook-1" });
+    const after = await sdk.listTaskPushNotificationConfig({ tenant: "", taskId: task.id, pageSize: 0, pageToken: "" });
+    expect(after.configs).toEqual([]);
+    const missing = await sdk
+      .getTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: "hook-1" })
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ envelopeCode: -32001 });
+  });
+
   test("without credentials the SDK surfaces our 401 JSON-RPC error", async () => {
     const anonymous = await new ClientFactory().createFromUrl(base);
     const error = await anonymous.listTasks(LIST_ALL).catch((e: unknown) => e);
