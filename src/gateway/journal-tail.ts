@@ -1,7 +1,7 @@
 // The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
 // registered per task, each change answered by one snapshot read on the shared command connection. However many
 // requests wait, the gateway holds the same two Redis connections.
-import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
+import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord, TaskState } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 /**
@@ -14,6 +14,11 @@ import type { Logger } from "../log.ts";
 export interface TaskFollower {
   readonly clientId: string;
   readonly taskId: string;
+  /**
+   * The states worth a read: a change notice names the task's new state, and when every follower of the task skips
+   * it, the task is not read (a blocking wait needs no read for WORKING progress). Unset: every change.
+   */
+  readonly states?: ReadonlySet<TaskState>;
   onSnapshot(snapshot: Snapshot | undefined): void;
 }
 
@@ -45,6 +50,12 @@ interface Followed {
   dirty: boolean;
 }
 
+/** Whether any follower of a task wants a read after a change to `state`. */
+function wants(followed: Followed, state: TaskState): boolean {
+  for (const follower of followed.followers) if (!follower.states || follower.states.has(state)) return true;
+  return false;
+}
+
 export class JournalTail {
   /** taskId → clientId → the task's followers. */
   private readonly tasks = new Map<string, Map<string, Followed>>();
@@ -57,7 +68,12 @@ export class JournalTail {
   /** Subscribes to the events channel; resolves once the subscription is in place. */
   async start(): Promise<void> {
     const { subscriber, keys, logger } = this.options;
-    subscriber.on("message", (_channel: string, taskId: string) => this.notice(taskId));
+    // A notice is "<taskId> <new state>" (older publishers send the id alone: then every follower reads).
+    subscriber.on("message", (_channel: string, message: string) => {
+      const space = message.indexOf(" ");
+      if (space < 0) this.notice(message, undefined);
+      else this.notice(message.slice(0, space), message.slice(space + 1) as TaskState);
+    });
     let ready = false;
     subscriber.on("ready", () => {
       // After a reconnect ioredis subscribes again; notices sent in between are recovered by re-reading.
@@ -111,7 +127,7 @@ export class JournalTail {
     clientId: string,
     taskId: string,
     condition: (record: TaskRecord) => boolean,
-    options: { timeoutMs: number; signal?: AbortSignal | undefined },
+    options: { timeoutMs: number; signal?: AbortSignal | undefined; states?: ReadonlySet<TaskState> },
   ): Promise<WaitOutcome> {
     if (this.stopped) return Promise.resolve({ kind: "stopped" });
     const { signal } = options;
@@ -135,6 +151,7 @@ export class JournalTail {
       const unfollow = this.follow({
         clientId,
         taskId,
+        ...(options.states ? { states: options.states } : {}),
         onSnapshot: (snapshot) => {
           if (!snapshot) finish({ kind: "gone" });
           else if (condition(snapshot.record)) finish({ kind: "met", snapshot });
@@ -157,9 +174,13 @@ export class JournalTail {
     await this.options.subscriber.unsubscribe().catch(() => {});
   }
 
-  private notice(taskId: string): void {
+  private notice(taskId: string, state: TaskState | undefined): void {
     const byClient = this.tasks.get(taskId);
-    if (byClient) for (const followed of byClient.values()) this.refresh(followed);
+    if (!byClient) return;
+    for (const followed of byClient.values()) {
+      if (state !== undefined && !wants(followed, state)) continue;
+      this.refresh(followed);
+    }
   }
 
   /** Reads the task and hands the snapshot to its followers; a notice during the read causes one more read. */

@@ -124,7 +124,7 @@ export class KeySpace {
   streams(): string {
     return `${this.prefix}streams`;
   }
-  /** Pub/sub channel: `<taskId>` after every journal append, so gateways re-read their cursors. */
+  /** Pub/sub channel: `<taskId> <new state>` after every journal append, so gateways re-read what they follow. */
   eventsChannel(): string {
     return `${this.prefix}events`;
   }

@@ -5,6 +5,7 @@ import {
   type AcceptInput,
   BlockingDeadlineExceededError,
   CapacityError,
+  INTERRUPTED_STATES,
   InvalidParamsError,
   isInterrupted,
   isTerminal,
@@ -12,7 +13,9 @@ import {
   storeFailure,
   TaskNotFoundError,
   type TaskRecord,
+  type TaskState,
   type TaskViewOptions,
+  TERMINAL_STATES,
   toTask,
   UnsupportedOperationError,
 } from "../../journal/index.ts";
@@ -39,6 +42,9 @@ async function within(work: Promise<void>, ms: number): Promise<void> {
 }
 
 /** A blocking SendMessage answers at these states. */
+/** The states that end a blocking wait: only a change to one of them is worth reading the task for. */
+const SETTLED_STATES: ReadonlySet<TaskState> = new Set([...TERMINAL_STATES, ...INTERRUPTED_STATES]);
+
 function settled(record: TaskRecord): boolean {
   return isTerminal(record.state) || isInterrupted(record.state);
 }
@@ -120,7 +126,11 @@ export async function sendMessage(call: MethodCall<"SendMessage">): Promise<Send
     const { taskId } = await store(call, input);
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
-    const outcome = await tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal });
+    const outcome = await tail.waitUntil(client.id, taskId, settled, {
+      timeoutMs,
+      signal: call.signal,
+      states: SETTLED_STATES,
+    });
     context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);

@@ -1,5 +1,5 @@
 // GetTask and CancelTask: one task of the caller in this profile; another client's task is exactly a missing one.
-import { isTerminal, type Task, TaskNotFoundError, toTask } from "../../journal/index.ts";
+import { isTerminal, type Task, TaskNotFoundError, TERMINAL_STATES, toTask } from "../../journal/index.ts";
 import type { MethodCall } from "./method-call.ts";
 
 /** How long CancelTask waits for a running task's actor to end it, in ms. */
@@ -27,6 +27,7 @@ export async function cancelTask(call: MethodCall<"CancelTask">): Promise<Task> 
     const outcome = await context.tail.waitUntil(client.id, params.id, (record) => isTerminal(record.state), {
       timeoutMs: CANCEL_WAIT_MS,
       signal: call.signal,
+      states: new Set(TERMINAL_STATES),
     });
     if (outcome.kind === "met") return toTask(outcome.snapshot.record);
   }

@@ -54,5 +54,5 @@ redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 redis.call('EXPIRE', KEYS[3], ARGV[6])
 redis.call('EXPIRE', KEYS[7], ARGV[5])
-redis.call('PUBLISH', ARGV[7], task[4])
+redis.call('PUBLISH', ARGV[7], task[4] .. ' TASK_STATE_CANCELED')
 return {1, rev}

@@ -98,5 +98,5 @@ redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
 redis.call('ZADD', KEYS[9], ARGV[9], taskId)
-redis.call('PUBLISH', ARGV[11], taskId)
+redis.call('PUBLISH', ARGV[11], taskId .. ' TASK_STATE_SUBMITTED')
 return {1, taskId, rev}

@@ -98,5 +98,5 @@ elseif INTERRUPTED[to] then
   redis.call('SREM', KEYS[5], task[4])
   redis.call('SREM', KEYS[6], task[4])
 end
-redis.call('PUBLISH', ARGV[11], task[4])
+redis.call('PUBLISH', ARGV[11], task[4] .. ' ' .. to)
 return rev

@@ -86,7 +86,7 @@ describe("cancel", () => {
     expect(await f.redis.ttl(f.keys.run(0, task.taskId))).toBeGreaterThan(3500);
     expect(await f.redis.ttl(f.keys.journal(0, task.taskId))).toBeGreaterThan(500);
     await until(() => events.messages.length > 0);
-    expect(events.messages).toEqual([task.taskId]);
+    expect(events.messages).toEqual([`${task.taskId} TASK_STATE_CANCELED`]);
     events.close();
   });
 

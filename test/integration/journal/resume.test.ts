@@ -56,7 +56,7 @@ async function expectUnchanged(f: JournalFixture, call: () => Promise<unknown>):
 }
 
 describe("resume", () => {
-  test("{1}: re-queues the same run, appends the message, bumps the revision and publishes the task id", async () => {
+  test("{1}: re-queues the same run, appends the message, bumps the revision and publishes the task id with its new state", async () => {
     const f = journalFixture(server);
     const clientId = await liveClient(f);
     const task = await interrupted(f, clientId);
@@ -89,7 +89,7 @@ describe("resume", () => {
     expect(claim.fence).toBe(2);
     expect(claim.state).toBe("TASK_STATE_SUBMITTED");
     for (let i = 0; i < 50 && published.length === 0; i++) await Bun.sleep(10);
-    expect(published).toEqual([task.taskId]);
+    expect(published).toEqual([`${task.taskId} TASK_STATE_SUBMITTED`]);
     subscriber.disconnect();
   });
 
