@@ -1,10 +1,6 @@
-// The methods this gateway does not serve yet, answered as the capabilities in the card say: push notification
-// configs (-32003) and the extended card (-32004, extendedAgentCard is false).
-import { PushNotificationNotSupportedError, UnsupportedOperationError } from "../../journal/index.ts";
-
-export async function pushUnsupported(): Promise<never> {
-  throw new PushNotificationNotSupportedError();
-}
+// The method this gateway does not serve, answered as the card's capabilities say: the extended card (-32004,
+// extendedAgentCard is false).
+import { UnsupportedOperationError } from "../../journal/index.ts";
 
 export async function extendedCardUnsupported(): Promise<never> {
   throw new UnsupportedOperationError(

@@ -52,7 +52,6 @@ export {
   type CheckResult,
   checkJsonRpcRequest,
   checkParams,
-  checkWith,
   isA2aMethod,
   MAX_VIOLATIONS,
   type Violation,

@@ -92,23 +92,6 @@ export function checkJsonRpcRequest(value: unknown): CheckResult<JsonRpcRequest>
   return { ok: false, violations: collectViolations(REQUEST_CHECKER.Errors(value), value) };
 }
 
-/**
- * Checks `value` with any compiled checker (a profile's input schema, say); each violation's field is prefixed with
- * `field`, the path of `value` in the params (e.g. `message.parts[0].data`). Empty when the value passes.
- */
-export function checkWith(checker: TypeCheck<TSchema>, value: unknown, field = ""): Violation[] {
-  if (checker.Check(value)) return [];
-  return collectViolations(checker.Errors(value), value).map((violation) => ({
-    field:
-      violation.field === ""
-        ? field
-        : violation.field.startsWith("[") || field === ""
-          ? `${field}${violation.field}`
-          : `${field}.${violation.field}`,
-    description: violation.description,
-  }));
-}
-
 function collectViolations(errors: Iterable<ValueError>, root: unknown): Violation[] {
   const violations: Violation[] = [];
   const seenFields = new Set<string>();
