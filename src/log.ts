@@ -23,10 +23,13 @@ const REDACT = [
 
 type PrettyFactory = (options: Record<string, unknown>) => DestinationStream;
 
-/** Whether this process logs for a person: stderr is a terminal and it is not a CI run. */
+/**
+ * Whether a process logs for a person: stderr is a terminal and it is not a CI run. Entry files call it with their
+ * own stderr and environment; this module reads neither.
+ */
 export function wantsPrettyLogs(
-  stderr: { isTTY?: boolean } = process.stderr,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  stderr: { isTTY?: boolean },
+  env: Readonly<Record<string, string | undefined>>,
 ): boolean {
   return stderr.isTTY === true && (env.CI ?? "") === "" && env.A2A_LOG_FORMAT !== "json";
 }
@@ -49,12 +52,17 @@ export function prettyDestination(): DestinationStream | undefined {
 }
 
 /**
- * A logger named for its process (`gateway`, `actor`, `supervisor`, `sweep`, `cli`) at the configured level. Without a
- * destination: JSON lines on stdout, or pretty lines on stderr when wantsPrettyLogs().
+ * A logger named for its process (`gateway`, `actor`, `supervisor`, `sweep`, `cli`) at the configured level. `output`:
+ * a stream to write JSON lines to, or `{ pretty: true }` for readable lines on stderr (an entry decides, see
+ * wantsPrettyLogs); by default JSON lines on stdout.
  */
-export function createLogger(name: string, level: string, destination?: NodeJS.WritableStream): Logger {
+export function createLogger(
+  name: string,
+  level: string,
+  output?: NodeJS.WritableStream | { pretty: boolean },
+): Logger {
   const options = { name, level, redact: { paths: REDACT, censor: "[redacted]" }, base: { pid: process.pid } };
-  if (destination) return pino(options, destination as DestinationStream);
-  const pretty = wantsPrettyLogs() ? prettyDestination() : undefined;
+  if (output && "write" in output) return pino(options, output as DestinationStream);
+  const pretty = output?.pretty ? prettyDestination() : undefined;
   return pretty ? pino(options, pretty) : pino(options);
 }

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ConfigSchema } from "../config/index.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, wantsPrettyLogs } from "../log.ts";
 import { Actor } from "./actor.ts";
 import { resolveApiKeys } from "./api-keys.ts";
 import { connectRedis } from "./connections.ts";
@@ -24,7 +24,7 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
     throw new Error(`actor start message does not match its schema at ${first?.path}: ${first?.message}`);
   }
   const { config, handlerModules } = parsed as ActorStart;
-  const logger = createLogger("actor", config.log.level);
+  const logger = createLogger("actor", config.log.level, { pretty: wantsPrettyLogs(process.stderr, process.env) });
   const handlers = builtinHandlers();
   await loadHandlerModules(handlerModules, handlers);
   const apiKeys = resolveApiKeys(config, process.env);

@@ -2,7 +2,7 @@
 // Only the entry (src/cli.ts) builds it; commands never read process.env themselves.
 import { type Config, loadConfig } from "../config/index.ts";
 import { createRedis, type RedisLike } from "../journal/index.ts";
-import { createLogger, type Logger } from "../log.ts";
+import { createLogger, type Logger, wantsPrettyLogs } from "../log.ts";
 
 export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -38,7 +38,7 @@ export function createContext(
       return loaded;
     },
     logger(name) {
-      return createLogger(name, context.config().log.level);
+      return createLogger(name, context.config().log.level, { pretty: wantsPrettyLogs(process.stderr, env) });
     },
     redis(name) {
       const redis = createRedis(context.config().redis, `a2a-${name}`, { maxRetriesPerRequest: 2 });
