@@ -28,6 +28,12 @@ export const ServerSchema = Type.Object(
         "Must be lower than the read timeout of every proxy in front of the gateway.",
     }),
     maxWaitingRequests: integer("Blocking SendMessage requests that may wait at once, across all gateways.", 4),
+    storeTimeoutSeconds: integer(
+      "How long a request waits for Redis before it answers HTTP 503 STORE_TIMEOUT (Redis paused or stalled without " +
+        "closing the connection). The request may still take effect once Redis answers: retry with the same " +
+        "messageId. A blocking SendMessage is bounded by blockingWaitSeconds instead.",
+      5,
+    ),
     streamMaxSeconds: integer("An SSE stream closes after this long; closing never cancels the task.", 300),
     streamKeepaliveSeconds: Type.Integer({
       minimum: 1,

@@ -31,6 +31,7 @@ import {
   type JsonRpcId,
   type Violation,
 } from "./schema/index.ts";
+import { StoreDeadline } from "./store-deadline.ts";
 
 /** The versions this endpoint serves: Major.Minor, with any patch number ignored. */
 export const SERVED_VERSIONS = [PROTOCOL_VERSION] as const;
@@ -69,6 +70,16 @@ function stream<M extends StreamMethod>(method: M, call: StreamCall<M>): Promise
   return handler(call);
 }
 
+/** How much later than its own deadline a blocking SendMessage is cut by the store deadline (its 504 comes first). */
+const BLOCKING_GRACE_MS = 500;
+
+/** True for a SendMessage that waits for the task (the default; returnImmediately: true answers at once). */
+function waitsForTask(method: A2aMethod, params: unknown): boolean {
+  if (method !== "SendMessage") return false;
+  const configuration = (params as { configuration?: { returnImmediately?: boolean } }).configuration;
+  return configuration?.returnImmediately !== true;
+}
+
 /** Answers one POST to `/a2a/<profileName>`. Never throws. */
 export async function dispatch(context: GatewayContext, profileName: string, request: Request): Promise<Response> {
   const startedAt = performance.now();
@@ -86,15 +97,19 @@ export async function dispatch(context: GatewayContext, profileName: string, req
       error,
       startedAt,
     });
+  const { server } = context.config;
+  // Every Redis wait of the request is bounded: a paused Redis gets a 503 STORE_TIMEOUT, not a hanging request.
+  const deadline = new StoreDeadline(request.signal);
   try {
     const profile = context.profiles.get(profileName);
     if (!profile) throw new EndpointNotFoundError(new URL(request.url).pathname);
-    const value = parseJsonBody(await readCappedBody(request, context.config.server.maxBodyBytes));
+    const value = parseJsonBody(await readCappedBody(request, server.maxBodyBytes));
     id = idOf(value);
     const envelope = checkJsonRpcRequest(value);
     if (!envelope.ok) throw new InvalidRequestError(`Invalid Request${summary(envelope.violations)}`);
     method = envelope.value.method;
-    const client = await context.auth.authenticate(request.headers);
+    deadline.arm(server.storeTimeoutSeconds * 1000, server.storeTimeoutSeconds);
+    const client = await deadline.bound(context.auth.authenticate(request.headers));
     clientId = client.id;
     context.auth.authorize(client, profileName);
     checkVersion(request);
@@ -102,6 +117,11 @@ export async function dispatch(context: GatewayContext, profileName: string, req
     const checked = checkParams(method, envelope.value.params);
     if (!checked.ok) throw new InvalidParamsError(`Invalid params${summary(checked.violations)}`, checked.violations);
     params = checked.value;
+    // A blocking SendMessage may wait up to its own deadline (then 504); the store deadline cuts it only past that.
+    if (waitsForTask(method, params)) {
+      const seconds = server.blockingWaitSeconds;
+      deadline.arm(seconds * 1000 + BLOCKING_GRACE_MS, seconds, startedAt);
+    }
     const call = {
       context,
       client,
@@ -109,15 +129,16 @@ export async function dispatch(context: GatewayContext, profileName: string, req
       params: checked.value,
       requestId: context.nextRequestId(),
       startedAt,
-      signal: request.signal,
+      signal: deadline.signal,
     };
     // A streaming method answers with its SSE response once the stream has started; its earlier errors land below.
     if (isStreamMethod(method)) {
-      const response = await stream(method, { ...call, rpcId: id } as StreamCall<typeof method>);
+      const response = await deadline.bound(stream(method, { ...call, rpcId: id } as StreamCall<typeof method>));
+      deadline.clear();
       answered(0, undefined);
       return response;
     }
-    const result = await run(method, call as MethodCall<typeof method>);
+    const result = await deadline.bound(run(method, call as MethodCall<typeof method>));
     answered(0, undefined, result);
     return json({ jsonrpc: "2.0", id, result });
   } catch (error) {
@@ -125,5 +146,7 @@ export async function dispatch(context: GatewayContext, profileName: string, req
     if (answer.unexpected) context.logger.error({ err: error, method, profile: profileName }, "request failed");
     answered(answer.body.error.code, error);
     return errorResponse(answer);
+  } finally {
+    deadline.clear();
   }
 }

@@ -124,7 +124,7 @@ export class BlockingDeadlineExceededError extends A2aError {
   }
 }
 
-/** A refusal over capacity: nothing was stored; try again after `retryAfterSeconds`. */
+/** An HTTP 503: try again after `retryAfterSeconds`. Every refusal stores nothing (a StoreTimeoutError excepted). */
 export class RefusalError extends A2aError {
   readonly retryAfterSeconds: number;
   constructor(reason: string, message: string, retryAfterSeconds: number, metadata: Record<string, string> = {}) {
@@ -143,6 +143,7 @@ export const REFUSAL_REASONS = {
   streamsPerClient: "STREAMS_PER_CLIENT_LIMIT_EXCEEDED",
   streamsPerInstallation: "STREAMS_PER_INSTALLATION_LIMIT_EXCEEDED",
   redisUnavailable: "STORE_UNAVAILABLE",
+  storeTimeout: "STORE_TIMEOUT",
 } as const;
 
 export class WorkerUnavailableError extends RefusalError {
@@ -156,11 +157,40 @@ export class WorkerUnavailableError extends RefusalError {
 }
 export class CapacityError extends RefusalError {}
 
-/** Redis could not be reached or refused the write (for example at maxmemory): nothing was accepted. */
+/** Redis refused a write for a reason of its own: the write did not happen. */
+const REFUSED_BY_REDIS = /^(OOM|READONLY|LOADING|MASTERDOWN|CLUSTERDOWN)/;
+
+/**
+ * Redis refused the write (for example at maxmemory: nothing was stored) or could not be reached. A connection lost
+ * while a write was on its way leaves its outcome unknown; a retry with the same messageId is never accepted twice.
+ */
 export class StoreUnavailableError extends RefusalError {
   constructor(cause: unknown) {
-    super(REFUSAL_REASONS.redisUnavailable, "The task store is unavailable; nothing was stored", 5);
+    const refused = cause instanceof Error && REFUSED_BY_REDIS.test(cause.message);
+    super(
+      REFUSAL_REASONS.redisUnavailable,
+      refused
+        ? "The task store is unavailable; nothing was stored"
+        : "The task store is unreachable; retry with the same messageId (a message is never accepted twice)",
+      5,
+    );
     this.cause = cause;
+  }
+}
+
+/**
+ * Redis did not answer within server.storeTimeoutSeconds (paused, or stalled without closing the connection). Unlike a
+ * refusal, the request may still take effect once Redis answers: a retry with the same messageId finds the task.
+ */
+export class StoreTimeoutError extends RefusalError {
+  constructor(seconds: number) {
+    super(
+      REFUSAL_REASONS.storeTimeout,
+      `The task store did not answer within ${seconds} s; the request may still take effect: retry with the same ` +
+        "messageId, or read the task with GetTask",
+      seconds,
+      { timeoutSeconds: `${seconds}` },
+    );
   }
 }
 

@@ -24,6 +24,8 @@ export interface TestRedis {
   stop(): Promise<void>;
   restart(): Promise<void>;
   kill(): void;
+  /** SIGKILL, resolved once the process has exited (its port is free): restart() then loads what the AOF kept. */
+  crash(): Promise<void>;
 }
 
 /** A free TCP port on loopback, found by binding port 0. */
@@ -103,6 +105,15 @@ class OwnedRedis implements TestRedis {
     this.process = undefined;
   }
 
+  async crash(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGKILL");
+    await exited;
+    this.process = undefined;
+  }
+
   async restart(): Promise<void> {
     await this.halt();
     await this.start();
@@ -149,6 +160,9 @@ class ExternalRedis implements TestRedis {
     throw new Error("this Redis is not owned by the test harness (REDIS_URL is set); it cannot be restarted");
   }
   kill(): void {
+    throw new Error("this Redis is not owned by the test harness (REDIS_URL is set); it cannot be killed");
+  }
+  crash(): Promise<void> {
     throw new Error("this Redis is not owned by the test harness (REDIS_URL is set); it cannot be killed");
   }
 }

@@ -1,5 +1,5 @@
 // What a method handler receives: the authenticated client, its profile, the checked params and the request's clock.
-import type { ClientRecord } from "../../journal/index.ts";
+import { type ClientRecord, StoreTimeoutError } from "../../journal/index.ts";
 import type { GatewayContext, ProfileRuntime } from "../gateway-context.ts";
 import type { A2aMethod, A2aParams, JsonRpcId } from "../schema/index.ts";
 
@@ -12,8 +12,17 @@ export interface MethodCall<M extends A2aMethod> {
   readonly requestId: string;
   /** performance.now() when the request arrived: the blocking deadline counts from here. */
   readonly startedAt: number;
-  /** Aborts when the client goes away. */
+  /** Aborts when the client goes away, or when the store deadline passed (reason: a StoreTimeoutError). */
   readonly signal: AbortSignal;
+}
+
+/**
+ * Throws when the request's store deadline has passed: its 503 STORE_TIMEOUT is out, so work that was queued behind a
+ * paused Redis must not go on to store anything.
+ */
+export function stopIfTimedOut(call: MethodCall<A2aMethod>): void {
+  const { signal } = call;
+  if (signal.aborted && signal.reason instanceof StoreTimeoutError) throw signal.reason;
 }
 
 /** Resolves with the JSON-RPC `result`; throws an A2aError for an error answer. */

@@ -22,7 +22,7 @@ import {
 import { inlinePushConfig } from "../push-config-rules.ts";
 import type { SendMessageResponse } from "../schema/index.ts";
 import { checkIncomingMessage } from "./message-checks.ts";
-import type { MethodCall } from "./method-call.ts";
+import { type MethodCall, stopIfTimedOut } from "./method-call.ts";
 
 /**
  * How long an answer waits for its waiting lease to be released (ms). Past it the answer goes out anyway and the
@@ -123,6 +123,7 @@ export async function sendMessage(call: MethodCall<"SendMessage">): Promise<Send
     );
   }
   try {
+    stopIfTimedOut(call);
     const { taskId } = await store(call, input);
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);

@@ -3,7 +3,7 @@
 // stored, so a refusal over a stream limit stores no task.
 import { isTerminal, TaskNotFoundError, UnsupportedOperationError } from "../../journal/index.ts";
 import { openTaskStream } from "../task-stream.ts";
-import type { MethodCall, StreamCall } from "./method-call.ts";
+import { type MethodCall, type StreamCall, stopIfTimedOut } from "./method-call.ts";
 import { messageInput, store } from "./send-message.ts";
 
 /** A profile with `streaming: false` answers -32004 to both streaming methods, as its card says. */
@@ -26,6 +26,7 @@ export async function sendStreamingMessage(call: StreamCall<"SendStreamingMessag
   }
   const lease = await context.streamLeases.acquire(call.requestId, client.id, named);
   try {
+    stopIfTimedOut(call);
     const accepted = await store(call, input);
     // A task this request created has no other stream: its per-task lease cannot be refused.
     if (lease.taskId === undefined) await context.streamLeases.attachTask(lease, accepted.taskId, !accepted.created);

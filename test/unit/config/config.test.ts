@@ -63,6 +63,7 @@ describe("defaults", () => {
       publicUrl: "",
       blockingWaitSeconds: 20,
       maxWaitingRequests: 4,
+      storeTimeoutSeconds: 5,
       streamMaxSeconds: 300,
       streamKeepaliveSeconds: 15,
       streamFrameMaxBytes: 1_048_576,
