@@ -59,10 +59,10 @@ export interface Installation {
   readonly redis: RedisLike;
   /** A new client record: its id and API key. */
   client(limit?: number): Promise<{ id: string; key: string }>;
-  /** `a2a-runtime gateway --port 0`; resolves with its URL once it listens. */
-  gateway(runtime?: Runtime): Promise<Running & { url: string }>;
-  /** `a2a-runtime work --actors N`; resolves once every actor has started consuming. */
-  work(runtime?: Runtime, actors?: number): Promise<Running>;
+  /** `a2a-runtime gateway --port <port>` (0, a free one, by default); resolves with its URL once it listens. */
+  gateway(runtime?: Runtime, port?: number): Promise<Running & { url: string }>;
+  /** `a2a-runtime work --actors N [args]`; resolves once every actor has started consuming. */
+  work(runtime?: Runtime, actors?: number, args?: readonly string[]): Promise<Running>;
   /** Runs a CLI command to its end under Bun (e.g. `status --json`): its exit code and the lines that are not logs. */
   cli(args: string[]): Promise<{ code: number | null; stdout: string }>;
   /** Ends every process it started (SIGTERM, then SIGKILL), closes the connection, removes the config. */
@@ -155,15 +155,15 @@ export async function installation(options: InstallationOptions): Promise<Instal
       const { record, apiKey } = await registry.add({ name: "multi", limit });
       return { id: record.id, key: apiKey };
     },
-    async gateway(runtime = "bun") {
-      const running = track(spawnCli(runtime, ["gateway", "--port", "0"], env));
+    async gateway(runtime = "bun", port = 0) {
+      const running = track(spawnCli(runtime, ["gateway", "--port", String(port)], env));
       const listening = await running.line(/"msg":"gateway listening"/);
       const url = /"url":"(http:\/\/[^"]+)"/.exec(listening)?.[1];
       if (!url) throw new Error(`no URL in ${listening}`);
       return Object.assign(running, { url });
     },
-    async work(runtime = "bun", actors = 1) {
-      const running = track(spawnCli(runtime, ["work", "--actors", String(actors)], env));
+    async work(runtime = "bun", actors = 1, args = []) {
+      const running = track(spawnCli(runtime, ["work", "--actors", String(actors), ...args], env));
       await waitFor(
         async () => running.lines.filter((line) => /"workerId".*"msg":"actor started"/.test(line)).length >= actors,
         30_000,
