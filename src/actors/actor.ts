@@ -193,7 +193,10 @@ export class Actor {
 
   private async reclaim(): Promise<void> {
     const free = this.o.config.worker.concurrency - this.executor.inflight;
-    const entries = await this.reclaimer.reclaim(Math.min(free, 100));
+    // One expired entry per pass: the runs of a dead actor spread over the live actors instead of travelling together,
+    // so that a run that kills its actor (a spin, a memory hog) does not take the runs reclaimed with it along to every
+    // actor it kills, until their attempts are exhausted with its own.
+    const entries = await this.reclaimer.reclaim(Math.min(free, 1));
     if (entries.length > 0) this.o.logger.info({ count: entries.length }, "reclaimed queue entries past their lease");
     this.o.metrics?.reclaims.inc(entries.length);
     for (const entry of entries) this.submit(entry);

@@ -1,23 +1,25 @@
 // Entry of one actor process, started by the supervisor: reads `{config, handlerModules}` from the first stdin line,
-// API keys from the environment; drains on SIGTERM/SIGINT or a "drain" line, and exits at once (handing its runs
-// back) when stdin closes, which means the supervisor is gone.
+// API keys from the environment; pings the supervisor on its pipe (its watchdog kills an actor that falls silent);
+// drains on SIGTERM/SIGINT or a "drain" line, and exits at once (handing its runs back) when stdin closes, which means
+// the supervisor is gone.
 import { hostname } from "node:os";
 import { createInterface } from "node:readline";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { ConfigSchema } from "../config/index.ts";
+import { type Config, ConfigSchema } from "../config/index.ts";
 import { createLogger, wantsPrettyLogs } from "../log.ts";
 import { Actor } from "./actor.ts";
+import { actorPipeFrom } from "./actor-pipe.ts";
 import { resolveApiKeys } from "./api-keys.ts";
 import { connectRedis } from "./connections.ts";
 import { builtinHandlers, builtinTools, loadHandlerModules } from "./handlers/builtins.ts";
-import { ActorMetrics, METRICS_FD_ENV, reportSnapshots } from "./metrics.ts";
+import { ActorMetrics, reportSnapshots } from "./metrics.ts";
 import type { ActorStart } from "./supervisor.ts";
 import { RUNTIME_VERSION } from "./version.ts";
 
 const ActorStartSchema = Type.Object({ config: ConfigSchema, handlerModules: Type.Array(Type.String()) });
 
-async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetrics }> {
+async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetrics; config: Config }> {
   const parsed: unknown = JSON.parse(line);
   if (!Value.Check(ActorStartSchema, parsed)) {
     const first = [...Value.Errors(ActorStartSchema, parsed)][0];
@@ -47,17 +49,18 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
     env: process.env,
     metrics,
   });
-  return { actor, metrics };
+  return { actor, metrics, config };
 }
 
-/** Reports metric snapshots to the supervisor when it opened a pipe for them; returns the function that stops it. */
-function reportMetrics(started: Actor, metrics: ActorMetrics): () => Promise<void> {
-  const fd = Number(process.env[METRICS_FD_ENV] ?? "");
-  if (!supervised || !Number.isInteger(fd) || fd < 3) return async () => {};
-  return reportSnapshots(metrics, fd, () => started.syncMetrics());
+/** Reports metric snapshots on the pipe when the supervisor serves metrics; returns the function that stops it. */
+function reportMetrics(started: Actor, metrics: ActorMetrics, config: Config): () => Promise<void> {
+  if (!pipe || config.worker.metricsPort === 0) return async () => {};
+  return reportSnapshots(metrics, pipe, () => started.syncMetrics());
 }
 
 const supervised = process.env.A2A_ACTOR_SUPERVISED === "1";
+const pipe = actorPipeFrom(process.env);
+pipe?.ping();
 const lines = createInterface({ input: process.stdin });
 let actor: Actor | undefined;
 let starting = false;
@@ -83,9 +86,11 @@ lines.on("line", (line) => {
   }
   starting = true;
   start(line)
-    .then(async ({ actor: started, metrics }) => {
+    .then(async ({ actor: started, metrics, config }) => {
       actor = started;
-      const stopReporting = reportMetrics(started, metrics);
+      // Loaded (handler modules included): from now on the watchdog allows only worker.stallSeconds of silence.
+      void pipe?.send({ kind: "ready" });
+      const stopReporting = reportMetrics(started, metrics, config);
       if (pendingDrain) started.drain(...pendingDrain);
       await started.run();
       await stopReporting();

@@ -1,8 +1,6 @@
-// The supervisor's GET /metrics: aggregates the latest snapshot of each actor (sent as JSON lines on a pipe) with
-// prom-client's AggregatorRegistry, keeps the totals of actors that exited, and adds its own actor gauges.
+// The supervisor's GET /metrics: aggregates the latest snapshot of each actor (sent on its pipe, see actor-pipe.ts)
+// with prom-client's AggregatorRegistry, keeps the totals of actors that exited, and adds its own actor metrics.
 import { createServer, type Server } from "node:http";
-import { createInterface } from "node:readline";
-import type { Readable } from "node:stream";
 import {
   AggregatorRegistry,
   Counter,
@@ -12,7 +10,6 @@ import {
   Registry,
 } from "prom-client";
 import type { Logger } from "../log.ts";
-import type { MetricsSnapshot } from "./metrics.ts";
 
 type Snapshot = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -27,6 +24,12 @@ export class SupervisorMetrics {
     help: "Actor processes restarted by the supervisor after they exited.",
     registers: [this.own],
   });
+  readonly kills = new Counter({
+    name: "a2a_actor_kills_total",
+    help: "Actors the supervisor's watchdog SIGKILLed, by reason (stalled, memory).",
+    labelNames: ["reason"] as const,
+    registers: [this.own],
+  });
 
   constructor(liveActors: () => number) {
     new Gauge({
@@ -39,17 +42,9 @@ export class SupervisorMetrics {
     });
   }
 
-  /** Reads an actor's snapshot lines from its metrics pipe. */
-  attach(slot: number, pipe: Readable, logger: Logger): void {
-    pipe.on("error", () => {});
-    createInterface({ input: pipe }).on("line", (line) => {
-      try {
-        const parsed = JSON.parse(line) as MetricsSnapshot;
-        if (Array.isArray(parsed.metrics)) this.latest.set(slot, parsed.metrics as Snapshot);
-      } catch {
-        logger.warn({ slot }, "metrics: an actor sent a line that is not a snapshot");
-      }
-    });
+  /** Keeps the latest snapshot an actor sent (prom-client's getMetricsAsJSON() of its registry). */
+  record(slot: number, metrics: readonly unknown[]): void {
+    this.latest.set(slot, metrics as Snapshot);
   }
 
   /** Keeps an exited actor's last snapshot in the totals and frees its slot. */

@@ -1,8 +1,9 @@
 // One actor process's Prometheus metrics (its own prom-client registry): runs by outcome, run duration, reclaims, push
-// deliveries by outcome and Redis errors. Snapshots go to the supervisor, which aggregates and serves them.
-import { write } from "node:fs";
-import { Counter, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from "prom-client";
+// deliveries by outcome and Redis errors. Snapshots go to the supervisor on the actor's pipe; it aggregates and serves.
+import { Counter, Histogram, Registry } from "prom-client";
 import type { PushCounters } from "../push/index.ts";
+import type { ActorMessage } from "./actor-message.ts";
+import type { ActorPipe } from "./actor-pipe.ts";
 
 /** How a run leg ended: its final state, or what took it away from this actor. */
 export type RunOutcome =
@@ -11,22 +12,14 @@ export type RunOutcome =
   | "auth_required"
   | "failed"
   | "canceled"
+  | "timeout"
   | "exhausted"
   | "unavailable"
   | "lost"
   | "drained";
 
-/** The environment variable that tells a supervised actor which file descriptor takes its metric snapshots. */
-export const METRICS_FD_ENV = "A2A_ACTOR_METRICS_FD";
-/** The supervisor's spawn stdio slot for that pipe. */
-export const METRICS_FD = 3;
 /** How often an actor sends its snapshot, in ms. */
 export const SNAPSHOT_INTERVAL_MS = 1000;
-
-/** One line on the metrics pipe. */
-export interface MetricsSnapshot {
-  metrics: MetricObjectWithValues<MetricValue<string>>[];
-}
 
 const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -79,38 +72,24 @@ export class ActorMetrics {
     }
   }
 
-  async snapshot(): Promise<MetricsSnapshot> {
-    return { metrics: await this.registry.getMetricsAsJSON() };
+  async snapshot(): Promise<ActorMessage> {
+    return { kind: "metrics", metrics: await this.registry.getMetricsAsJSON() };
   }
 }
 
 /**
- * Sends a snapshot every SNAPSHOT_INTERVAL_MS on file descriptor `fd` (one JSON line each, in order) until the
- * returned stop function is called; stop sends a last one. `before` runs before each snapshot.
+ * Sends a snapshot every SNAPSHOT_INTERVAL_MS on the actor's pipe until the returned stop function is called; stop
+ * sends a last one. `before` runs before each snapshot.
  */
-export function reportSnapshots(metrics: ActorMetrics, fd: number, before: () => void): () => Promise<void> {
-  let chain = Promise.resolve();
-  let broken = false;
-  const send = () => {
-    chain = chain.then(async () => {
-      if (broken) return;
+export function reportSnapshots(metrics: ActorMetrics, pipe: ActorPipe, before: () => void): () => Promise<void> {
+  const send = () =>
+    pipe.send(() => {
       before();
-      const line = Buffer.from(`${JSON.stringify(await metrics.snapshot())}\n`);
-      let offset = 0;
-      while (offset < line.length && !broken) {
-        offset += await new Promise<number>((resolve) =>
-          write(fd, line, offset, line.length - offset, null, (error, written) => {
-            if (error) broken = true; // the supervisor is gone: stdin closes too, and the actor exits
-            resolve(written ?? 0);
-          }),
-        );
-      }
+      return metrics.snapshot();
     });
-  };
-  const timer = setInterval(send, SNAPSHOT_INTERVAL_MS);
+  const timer = setInterval(() => void send(), SNAPSHOT_INTERVAL_MS);
   return async () => {
     clearInterval(timer);
-    send();
-    await chain;
+    await send();
   };
 }

@@ -26,12 +26,15 @@ export class RestartPolicy {
 
   /**
    * Decides what to do after the actor of `slot` exited unexpectedly at `nowMs`, having run for `uptimeMs`.
-   * An actor that ran for a whole period resets its slot's backoff.
+   * An actor that ran for a whole period resets its slot's backoff. With `counted` false (an actor the supervisor
+   * killed itself, for a run's fault) the restart is backed off as usual but does not count toward the intensity.
    */
-  onExit(slot: number, nowMs: number, uptimeMs: number): RestartDecision {
+  onExit(slot: number, nowMs: number, uptimeMs: number, counted = true): RestartDecision {
     this.restarts = this.restarts.filter((at) => at > nowMs - this.o.periodMs);
-    if (this.restarts.length >= this.o.intensity) return { action: "give-up", restarts: this.restarts.length + 1 };
-    this.restarts.push(nowMs);
+    if (counted) {
+      if (this.restarts.length >= this.o.intensity) return { action: "give-up", restarts: this.restarts.length + 1 };
+      this.restarts.push(nowMs);
+    }
     const failures = uptimeMs >= this.o.periodMs ? 1 : (this.failures.get(slot) ?? 0) + 1;
     this.failures.set(slot, failures);
     return { action: "restart", delayMs: Math.min(this.baseDelayMs * 2 ** (failures - 1), this.maxDelayMs) };

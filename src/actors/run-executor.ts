@@ -59,6 +59,11 @@ export interface ExecutorOptions {
 /** The status message of a task whose handler threw an error that is not a HandlerFailure. */
 export const GENERIC_FAILURE = "The agent failed while working on this task";
 
+/** The status message of a task whose leg exceeded its profile's runTimeoutSeconds. */
+export function timeLimitFailure(seconds: number): string {
+  return `The task exceeded its time limit of ${seconds} s`;
+}
+
 type Outcome =
   | { kind: "returned"; value: HandlerResult | undefined }
   | { kind: "threw"; error: unknown }
@@ -85,6 +90,7 @@ function outcomeOf(reason: AbortReason | undefined, failure: unknown, outcome: O
   if (reason === "drain") return "drained";
   if (reason === "cancel") return "canceled";
   if (reason === "lost") return "lost";
+  if (reason === "timeout") return "timeout";
   if (failure !== undefined || outcome.kind !== "returned") return "failed";
   const state = outcome.value?.state ?? "TASK_STATE_COMPLETED";
   return state === "TASK_STATE_INPUT_REQUIRED"
@@ -97,6 +103,8 @@ function outcomeOf(reason: AbortReason | undefined, failure: unknown, outcome: O
 interface RunControl {
   controller: AbortController;
   reason: AbortReason | undefined;
+  /** performance.now() at the claim: the leg's time limit counts from it. */
+  startedAt: number;
   /** How the leg ended, set when it concludes. */
   outcome?: RunOutcome;
 }
@@ -203,7 +211,7 @@ export class RunExecutor {
     const record = await this.readTask(entry);
     if (!record) return await ledger.ack(entry.shard, entry.id);
     const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
-    const control: RunControl = { controller: new AbortController(), reason: undefined };
+    const control: RunControl = { controller: new AbortController(), reason: undefined, startedAt };
     const writer = new RunWriter(
       ledger,
       claim,
@@ -259,6 +267,9 @@ export class RunExecutor {
   ): Promise<boolean> {
     const { ledger, config } = this.o;
     this.controls.set(entry.runId, control);
+    // The leg's time limit counts from the claim; it ends when the handler settles (the output check has its own).
+    const limitMs = profile.runTimeoutSeconds * 1000 - (performance.now() - control.startedAt);
+    const limit = setTimeout(() => this.abort(control, "timeout"), Math.max(0, limitMs));
     const keeper = new LeaseKeeper(
       ledger,
       claim,
@@ -299,8 +310,10 @@ export class RunExecutor {
         const value = (await handler(built.ctx)) as HandlerResult | undefined;
         return value ?? built.requested();
       }, signal);
-      return await this.conclude(entry, claim, outcome, control, writer, sink, log);
+      clearTimeout(limit);
+      return await this.conclude(entry, claim, profile, outcome, control, writer, sink, log);
     } finally {
+      clearTimeout(limit);
       keeper.stop();
       this.controls.delete(entry.runId);
     }
@@ -309,6 +322,7 @@ export class RunExecutor {
   private async conclude(
     entry: QueueEntry,
     claim: Claim,
+    profile: Profile,
     outcome: Outcome,
     control: RunControl,
     writer: RunWriter,
@@ -341,6 +355,11 @@ export class RunExecutor {
     if (control.reason === "cancel") {
       await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
       log.info("canceled");
+    } else if (control.reason === "timeout") {
+      // Not retried: a handler that hung once would hang again.
+      const seconds = profile.runTimeoutSeconds;
+      await writer.status("TASK_STATE_FAILED", { text: timeLimitFailure(seconds) });
+      log.warn({ runTimeoutSeconds: seconds }, "time limit exceeded: handler aborted, task failed");
     } else if (failure !== undefined) {
       await this.fail(failure, writer, sink, log);
     }

@@ -1,14 +1,17 @@
 // The supervisor (`a2a-runtime work`): starts N actor processes, restarts one that exits with exponential backoff,
-// gives up past the restart-intensity limit (like OTP), and drains every actor on SIGTERM/SIGINT. It never touches
-// Redis; an actor whose supervisor dies sees its stdin close and exits by itself.
+// gives up past the restart-intensity limit (like OTP), kills an actor that stalls or outgrows its memory limit (its
+// watchdog), and drains every actor on SIGTERM/SIGINT. It never touches Redis; an actor whose supervisor dies sees
+// its stdin close and exits by itself.
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Config } from "../config/index.ts";
 import type { Logger } from "../log.ts";
-import { METRICS_FD, METRICS_FD_ENV } from "./metrics.ts";
+import { readActorMessages } from "./actor-message.ts";
+import { ACTOR_PIPE_FD, ACTOR_PIPE_FD_ENV } from "./actor-pipe.ts";
 import { SupervisorMetrics } from "./metrics-server.ts";
 import { RestartPolicy } from "./restart-policy.ts";
+import { ActorWatchdog, type KillReason, type KillVerdict } from "./watchdog.ts";
 
 export interface SupervisorOptions {
   /** Actor processes to keep running (default worker.actors). */
@@ -34,6 +37,9 @@ export interface ActorStart {
 
 /** How long after the drain timeout the supervisor waits before it kills actors that did not exit (ms). */
 const KILL_MARGIN_MS = 10_000;
+/** How often the watchdog looks at every actor (ms). */
+const WATCH_INTERVAL_MS = 1000;
+const MIB = 1024 * 1024;
 
 export function defaultActorCommand(): string[] {
   const entry = fileURLToPath(new URL("./main.ts", import.meta.url));
@@ -47,6 +53,10 @@ class Supervisor {
   private draining = false;
   private gaveUp = false;
   private killTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly watchdog: ActorWatchdog;
+  private watchTimer: ReturnType<typeof setInterval> | undefined;
+  /** Actors the watchdog killed, with the reason: their exit does not count toward the restart intensity. */
+  private readonly killed = new WeakMap<ChildProcess, KillReason>();
   private finished: ((code: number) => void) | undefined;
   readonly done: Promise<number>;
   /** Aggregates the actors' metric snapshots; undefined when worker.metricsPort is 0. */
@@ -62,6 +72,10 @@ class Supervisor {
       intensity: config.worker.restartIntensity,
       periodMs: config.worker.restartPeriodSeconds * 1000,
     });
+    this.watchdog = new ActorWatchdog({
+      stallMs: config.worker.stallSeconds * 1000,
+      maxRssBytes: config.worker.actorMaxMemoryMb * MIB,
+    });
     this.metrics =
       config.worker.metricsPort > 0
         ? new SupervisorMetrics(() => this.children.filter((child) => child !== undefined).length)
@@ -74,6 +88,7 @@ class Supervisor {
   start(): void {
     this.o.logger.info({ actors: this.count }, "supervisor started");
     for (let slot = 0; slot < this.count; slot++) this.spawn(slot);
+    this.watchTimer = setInterval(() => this.watch(), WATCH_INTERVAL_MS);
   }
 
   /** Drains every actor; a second call (a second Ctrl-C) kills them at once. */
@@ -104,17 +119,23 @@ class Supervisor {
 
   private spawn(slot: number): void {
     const [command = process.execPath, ...args] = this.o.actorCommand ?? defaultActorCommand();
-    const env: Record<string, string> = { A2A_ACTOR_SUPERVISED: "1" };
+    const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(this.o.env)) if (value !== undefined) env[name] = value;
-    // Metric snapshots travel on their own pipe (fd 3), never mixed with the logs on stdout and stderr.
-    if (this.metrics) env[METRICS_FD_ENV] = String(METRICS_FD);
-    const stdio = this.metrics
-      ? (["pipe", "inherit", "inherit", "pipe"] as const)
-      : (["pipe", "inherit", "inherit"] as const);
-    const child = spawn(command, args, { stdio: [...stdio], env });
-    const pipe = child.stdio[METRICS_FD];
-    if (this.metrics && pipe instanceof Readable) this.metrics.attach(slot, pipe, this.o.logger);
+    // Pings and metric snapshots travel on their own pipe (fd 3), never mixed with the logs on stdout and stderr.
+    Object.assign(env, { A2A_ACTOR_SUPERVISED: "1", [ACTOR_PIPE_FD_ENV]: String(ACTOR_PIPE_FD) });
+    const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit", "pipe"], env });
     const started = Date.now();
+    if (child.pid !== undefined) this.watchdog.watch(slot, child.pid, started);
+    const pipe = child.stdio[ACTOR_PIPE_FD];
+    if (pipe instanceof Readable)
+      readActorMessages(
+        pipe,
+        (message) => {
+          if (this.children[slot] === child) this.watchdog.seen(slot, Date.now(), message);
+          if (message.kind === "metrics") this.metrics?.record(slot, message.metrics);
+        },
+        () => this.o.logger.warn({ slot }, "an actor sent a line on its pipe that is not a message"),
+      );
     this.children[slot] = child;
     const start: ActorStart = { config: this.config, handlerModules: [...(this.o.handlerModules ?? [])] };
     child.stdin?.on("error", () => {}); // an actor that died before reading: its exit is handled below
@@ -124,8 +145,38 @@ class Supervisor {
     this.o.logger.info({ slot, actorPid: child.pid }, "actor started");
   }
 
+  /** Kills every actor that stalled or outgrew its memory limit; the exit handler restarts its slot. */
+  private watch(): void {
+    for (const verdict of this.watchdog.check(Date.now())) {
+      const child = this.children[verdict.slot];
+      if (!child || child.pid !== verdict.pid) continue;
+      this.killed.set(child, verdict.reason);
+      this.logKill(verdict);
+      this.metrics?.kills.inc({ reason: verdict.reason });
+      child.kill("SIGKILL");
+    }
+  }
+
+  private logKill({ slot, pid, reason, silentMs, rssBytes }: KillVerdict): void {
+    const { stallSeconds, actorMaxMemoryMb } = this.config.worker;
+    const rssMb = rssBytes === undefined ? undefined : Math.round(rssBytes / MIB);
+    if (reason === "memory")
+      this.o.logger.error(
+        { reason, slot, actorPid: pid, rssMb, actorMaxMemoryMb },
+        "actor above its memory limit: killed it (SIGKILL); its runs are reclaimed after their lease",
+      );
+    else
+      this.o.logger.error(
+        { reason, slot, actorPid: pid, silentSeconds: Math.round(silentMs / 100) / 10, stallSeconds, rssMb },
+        "actor stalled (no ping): killed it (SIGKILL); its runs are reclaimed after their lease",
+      );
+  }
+
   private onExit(slot: number, child: ChildProcess, started: number, code: number | null, signal: string | null): void {
-    if (this.children[slot] === child) this.children[slot] = undefined;
+    if (this.children[slot] === child) {
+      this.children[slot] = undefined;
+      this.watchdog.forget(slot);
+    }
     this.metrics?.retire(slot);
     if (this.draining) {
       this.o.logger.info({ slot, actorPid: child.pid, code, signal }, "actor exited");
@@ -133,7 +184,8 @@ class Supervisor {
       return;
     }
     const now = Date.now();
-    const decision = this.policy.onExit(slot, now, now - started);
+    const killedFor = this.killed.get(child);
+    const decision = this.policy.onExit(slot, now, now - started, killedFor === undefined);
     const { restartIntensity, restartPeriodSeconds } = this.config.worker;
     if (decision.action === "give-up") {
       this.o.logger.fatal(
@@ -146,7 +198,7 @@ class Supervisor {
       return;
     }
     this.o.logger.warn(
-      { slot, actorPid: child.pid, code, signal, delayMs: decision.delayMs },
+      { slot, actorPid: child.pid, code, signal, ...(killedFor ? { killedFor } : {}), delayMs: decision.delayMs },
       "actor exited; restarting",
     );
     this.restartTimers.set(
@@ -163,6 +215,7 @@ class Supervisor {
   private checkDone(): void {
     if (!this.draining || this.children.some((child) => child !== undefined)) return;
     clearTimeout(this.killTimer);
+    clearInterval(this.watchTimer);
     const code = this.gaveUp ? 1 : 0;
     this.o.logger.info({ code }, "supervisor stopped");
     this.finished?.(code);

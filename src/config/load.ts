@@ -239,6 +239,12 @@ function checkRelations(config: unknown, report: Report): void {
       "/worker/heartbeatSeconds",
       `must be lower than worker.livenessSeconds (${beat.livenessSeconds}) (got ${beat.heartbeatSeconds})`,
     );
+  const memory = validKeys(WorkerSchema, config.worker, ["actorMaxMemoryMb"])?.actorMaxMemoryMb;
+  if (memory !== undefined && memory > 0 && memory < MIN_ACTOR_MEMORY_MB)
+    report(
+      "/worker/actorMaxMemoryMb",
+      `must be 0 (no limit) or at least ${MIN_ACTOR_MEMORY_MB}: an idle actor holds about 70 MiB (got ${memory})`,
+    );
   const redisUrl = validKeys(RedisSchema, config.redis, ["url"])?.url;
   if (redisUrl !== undefined) checkUrl("/redis/url", redisUrl, ["redis:", "rediss:"], report);
   if (Array.isArray(config.profiles)) checkProfiles(config.profiles, report);
@@ -260,6 +266,8 @@ function validKeys<T extends TObject, const K extends keyof Static<T> & string>(
 }
 
 const HTTP = ["http:", "https:"];
+/** The lowest non-zero worker.actorMaxMemoryMb: below it an idle actor would be killed as soon as it started. */
+const MIN_ACTOR_MEMORY_MB = 128;
 
 function checkProfiles(profiles: unknown[], report: Report): void {
   const firstIndexByName = new Map<string, number>();

@@ -101,6 +101,20 @@ export const WorkerSchema = Type.Object(
       0,
     ),
     restartPeriodSeconds: integer("Window over which restartIntensity counts restarts.", 60),
+    stallSeconds: integer(
+      "An actor pings its supervisor about once a second; one that sent nothing for this long is SIGKILLed (its " +
+        "event loop is stuck, e.g. in a handler's synchronous loop) and replaced. At least 2. Its runs are reclaimed " +
+        "after their lease; such kills do not count toward restartIntensity.",
+      30,
+      2,
+    ),
+    actorMaxMemoryMb: integer(
+      "Resident memory (RSS, MiB) above which the supervisor SIGKILLs an actor and replaces it, read about once a " +
+        "second. 0 = no limit; else at least 128 (an idle actor holds about 70). Its runs are reclaimed after their " +
+        "lease; such kills do not count toward restartIntensity.",
+      2048,
+      0,
+    ),
     reclaimIntervalSeconds: integer("How often expired run leases are looked for and reclaimed.", 5),
     sweepBatch: integer("Most items (queued runs, expired leases, retention) one sweep tick handles.", 100),
     metricsPort: Type.Integer({
@@ -167,6 +181,11 @@ export const PushSchema = Type.Object(
     ),
     timeoutSeconds: integer("Timeout of one webhook delivery attempt.", 10),
     maxAttempts: integer("Delivery attempts of one notification before it is given up.", 8),
+    retryBaseMs: integer(
+      "Ceiling of the delay before the first retry, in milliseconds; it doubles with each attempt, up to 5 minutes " +
+        "(the delay is random below it). A receiver's Retry-After on a 429 or 503 overrides it.",
+      1000,
+    ),
     signingSecrets: stringList(
       "Webhook signing secrets (whsec_<base64> or plain); each one signs every request, for rotation. Comma-separated in env.",
     ),
@@ -296,6 +315,12 @@ export const ProfileSchema = Type.Object(
         maxActiveTasks: integer("Queued + running tasks of this profile across all clients; 0 = unlimited.", 0, 0),
       },
       { additionalProperties: false, default: {}, description: "Limits of this profile." },
+    ),
+    runTimeoutSeconds: integer(
+      "Time limit of one leg of a run, from its claim until the handler settles (a leg resumed after INPUT_REQUIRED " +
+        "or AUTH_REQUIRED has its own). Past it the handler's signal is aborted (reason timeout) and the task ends " +
+        "FAILED without a retry; a handler that ignores the signal is not waited for.",
+      600,
     ),
     retentionSeconds: integer("How long a finished task is kept.", 86_400),
     journalRetentionSeconds: integer(

@@ -13,8 +13,11 @@ import type { Violation } from "./schema/index.ts";
 
 /** The longest webhook URL accepted, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
-/** Config ids are visible ASCII without spaces (they are part of the `webhook-id` header), at most 128 characters. */
-const CONFIG_ID = /^[\x21-\x7e]{1,128}$/;
+/**
+ * Config ids are visible ASCII without spaces (they are part of the `webhook-id` header), at most 128 characters, and
+ * without `"` or `\`: the journal scripts write them into the outbox's JSON as they are.
+ */
+const CONFIG_ID = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/;
 /** An HTTP auth scheme is a token (RFC 9110). */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
 /** What a header value may hold: visible ASCII, space and tab (no CR/LF, no other control, no non-ASCII). */
@@ -44,7 +47,7 @@ function violations(config: TaskPushNotificationConfig, allowHosts: readonly str
     if (!form.ok) at("url", form.reason);
   }
   if (config.id !== undefined && config.id !== "" && !CONFIG_ID.test(config.id)) {
-    at("id", "at most 128 visible ASCII characters, no spaces");
+    at("id", 'at most 128 visible ASCII characters, no spaces, no " or \\');
   }
   if (config.token !== undefined && !HEADER_VALUE.test(config.token)) {
     at("token", "at most 4096 visible ASCII characters (it is sent as a header)");

@@ -13,7 +13,7 @@ import { signingKey } from "./signature.ts";
 export interface PushWorkerDeps {
   redis: RedisLike;
   keys: KeySpace;
-  /** Reads push.* (enabled, allowHosts, timeoutSeconds, maxAttempts, signingSecrets). */
+  /** Reads push.* (enabled, allowHosts, timeoutSeconds, maxAttempts, retryBaseMs, signingSecrets). */
   config: Config;
   logger: Logger;
   resolve?: Resolver;
@@ -28,7 +28,7 @@ export interface PushWorkerDeps {
    * Default 2 × push.timeoutSeconds + 15 s.
    */
   leaseMs?: number;
-  /** Ceiling of the first retry's delay (ms); it doubles per attempt up to 5 min. Default 1000. */
+  /** Ceiling of the first retry's delay (ms); it doubles per attempt up to 5 min. Default push.retryBaseMs. */
   backoffBaseMs?: number;
 }
 
@@ -79,7 +79,7 @@ export class PushWorker {
     };
     this.rules = {
       maxAttempts: Math.max(1, push.maxAttempts),
-      backoff: { random: this.random, ...(deps.backoffBaseMs === undefined ? {} : { baseMs: deps.backoffBaseMs }) },
+      backoff: { random: this.random, baseMs: deps.backoffBaseMs ?? push.retryBaseMs },
     };
   }
 

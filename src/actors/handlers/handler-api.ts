@@ -33,7 +33,10 @@ export interface HandlerContext {
   readonly messages: readonly Message[];
   /** The latest user message (after a resume: the client's follow-up). */
   readonly input: Message | undefined;
-  /** Fires on cancel, on a lost lease and when the worker drains; `signal.reason` is a RunAbortedError. */
+  /**
+   * Fires on cancel, on a lost lease, when the worker drains and when the leg exceeds the profile's
+   * runTimeoutSeconds; `signal.reason` is a RunAbortedError.
+   */
   readonly signal: AbortSignal;
   readonly emit: Emit;
   /** Ends this leg in INPUT_REQUIRED once the handler returns; the client's next message resumes the same run. */
@@ -82,7 +85,7 @@ export class HandlerFailure extends Error {
 }
 
 /** Why a run's signal fired. */
-export type AbortReason = "cancel" | "lost" | "drain";
+export type AbortReason = "cancel" | "lost" | "drain" | "timeout";
 
 export class RunAbortedError extends Error {
   override readonly name = "RunAbortedError";

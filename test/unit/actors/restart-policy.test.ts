@@ -35,3 +35,13 @@ test("restarts older than the period no longer count", () => {
 test("intensity 0 gives up at the first unexpected exit", () => {
   expect(new RestartPolicy({ intensity: 0, periodMs: 1000 }).onExit(0, 0, 10).action).toBe("give-up");
 });
+
+test("exits the supervisor caused itself (watchdog kills) are backed off but never make it give up", () => {
+  const policy = new RestartPolicy({ intensity: 1, periodMs: 10_000, baseDelayMs: 250, maxDelayMs: 1000 });
+  const delays = [0, 1, 2, 3].map((i) => policy.onExit(0, 100 * i, 50, false));
+  expect(delays.map((d) => d.action)).toEqual(["restart", "restart", "restart", "restart"]);
+  expect(delays.at(-1)).toEqual({ action: "restart", delayMs: 1000 });
+  // they left the intensity budget untouched: one counted exit is still allowed, the second gives up
+  expect(policy.onExit(1, 500, 50).action).toBe("restart");
+  expect(policy.onExit(1, 600, 50).action).toBe("give-up");
+});

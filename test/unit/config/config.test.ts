@@ -87,6 +87,8 @@ describe("defaults", () => {
       drainSeconds: 20,
       restartIntensity: 5,
       restartPeriodSeconds: 60,
+      stallSeconds: 30,
+      actorMaxMemoryMb: 2048,
       reclaimIntervalSeconds: 5,
       sweepBatch: 100,
       metricsPort: 9464,
@@ -105,6 +107,7 @@ describe("defaults", () => {
       allowHosts: [],
       timeoutSeconds: 10,
       maxAttempts: 8,
+      retryBaseMs: 1000,
       signingSecrets: [],
     });
     expect(config.log.level).toBe("info");
@@ -124,6 +127,7 @@ describe("defaults", () => {
         resources: [],
         identity: "",
         quota: { maxActiveTasks: 0 },
+        runTimeoutSeconds: 600,
         retentionSeconds: 86_400,
         journalRetentionSeconds: 60,
         fullTextCheck: "auto",
@@ -279,6 +283,21 @@ describe("validation", () => {
       "server.streamBufferMaxBytes: must be at least server.streamFrameMaxBytes (2048) (got 1024)",
       "worker.heartbeatSeconds: must be lower than worker.livenessSeconds (120) (got 120)",
     ]);
+  });
+
+  test("the watchdog keys and a profile's time limit are bounded: stall at least 2 s, memory 0 or at least 128 MiB", () => {
+    const file = configFile({ profiles: [profile("slow", { runTimeoutSeconds: 0 })] });
+    expect(
+      loadError({ file, env: { A2A_WORKER_STALL_SECONDS: "1", A2A_WORKER_ACTOR_MAX_MEMORY_MB: "100" } }).problems,
+    ).toEqual([
+      "worker.stallSeconds: must be at least 2 (got 1) (from A2A_WORKER_STALL_SECONDS)",
+      'profiles[0] (name "slow").runTimeoutSeconds: must be at least 1 (got 0)',
+      "worker.actorMaxMemoryMb: must be 0 (no limit) or at least 128: an idle actor holds about 70 MiB (got 100) " +
+        "(from A2A_WORKER_ACTOR_MAX_MEMORY_MB)",
+    ]);
+    const ok = loadConfig({ env: { A2A_WORKER_STALL_SECONDS: "2", A2A_WORKER_ACTOR_MAX_MEMORY_MB: "0" } });
+    expect([ok.worker.stallSeconds, ok.worker.actorMaxMemoryMb]).toEqual([2, 0]);
+    expect(loadConfig({ env: { A2A_WORKER_ACTOR_MAX_MEMORY_MB: "128" } }).worker.actorMaxMemoryMb).toBe(128);
   });
 
   test("unknown keys in the file are rejected, with a suggestion for a likely typo", () => {
