@@ -10,7 +10,7 @@ import { message, rpc } from "../integration/gateway/harness.ts";
 import { ECHO_PROFILE, type Installation, installation, type Running } from "../integration/multi/installation.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { checkInvariants, terminalEvents } from "./invariants.ts";
-import { figures, load, pool, runSeed, scaled, seeded, states } from "./load.ts";
+import { figures, load, pool, runSeed, scaled, seeded, settleAll, states } from "./load.ts";
 
 let dir: string | undefined;
 let server: TestRedis;
@@ -68,20 +68,12 @@ async function acceptAll(texts: readonly string[]): Promise<string[]> {
   });
 }
 
-async function settle(ids: readonly string[], timeoutMs: number): Promise<(string | null)[]> {
-  const taskKeys = ids.map((id) => inst.keys.task(0, id));
-  let last: (string | null)[] = [];
-  return await waitFor(
-    async () => {
-      last = await states(redis, taskKeys);
-      return last.every((s) => s && /COMPLETED|FAILED|CANCELED|REJECTED/.test(s)) ? last : undefined;
-    },
+function settle(ids: readonly string[], timeoutMs: number): Promise<(string | null)[]> {
+  return settleAll(
+    redis,
+    ids.map((id) => inst.keys.task(0, id)),
     timeoutMs,
-    () => {
-      const counts: Record<string, number> = {};
-      for (const s of last) counts[String(s)] = (counts[String(s)] ?? 0) + 1;
-      return `every task terminal; states ${JSON.stringify(counts)}; supervisor:\n${work.lines.slice(-15).join("\n")}`;
-    },
+    work.lines,
   );
 }
 

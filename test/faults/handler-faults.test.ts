@@ -12,7 +12,7 @@ import { message, rpc } from "../integration/gateway/harness.ts";
 import { ECHO_PROFILE, type Installation, installation, type Running } from "../integration/multi/installation.ts";
 import { freePort, startRedis, type TestRedis } from "../support/redis.ts";
 import { checkInvariants, terminalEvents } from "./invariants.ts";
-import { figures, load, pool, runSeed, scaled, seeded, states } from "./load.ts";
+import { figures, load, pool, runSeed, scaled, seeded, settleAll } from "./load.ts";
 
 const FIXTURE = new URL("../integration/actors/fault-handlers.ts", import.meta.url).pathname;
 const LIMIT_SECONDS = 1;
@@ -106,20 +106,12 @@ async function acceptAll(kinds: readonly Kind[]): Promise<string[]> {
   });
 }
 
-async function settle(ids: readonly string[], timeoutMs: number): Promise<(string | null)[]> {
-  const taskKeys = ids.map((id) => inst.keys.task(0, id));
-  let last: (string | null)[] = [];
-  return await waitFor(
-    async () => {
-      last = await states(redis, taskKeys);
-      return last.every((s) => s && /COMPLETED|FAILED|CANCELED|REJECTED/.test(s)) ? last : undefined;
-    },
+function settle(ids: readonly string[], timeoutMs: number): Promise<(string | null)[]> {
+  return settleAll(
+    redis,
+    ids.map((id) => inst.keys.task(0, id)),
     timeoutMs,
-    () => {
-      const counts: Record<string, number> = {};
-      for (const s of last) counts[String(s)] = (counts[String(s)] ?? 0) + 1;
-      return `every task terminal; states ${JSON.stringify(counts)}; supervisor:\n${work.lines.slice(-15).join("\n")}`;
-    },
+    work.lines,
   );
 }
 

@@ -1,6 +1,7 @@
 // Shared pieces of the fault scenarios: the load size (quick for CI, larger with A2A_SOAK=1), a seeded random source,
 // bounded concurrency, and the figures each scenario prints for RELIABILITY.md.
 import type { Redis } from "ioredis";
+import { waitFor } from "../integration/actors/harness.ts";
 
 /** True for the documented soak run (`A2A_SOAK=1 bun run soak`). */
 export const SOAK = process.env.A2A_SOAK === "1";
@@ -63,4 +64,29 @@ export async function states(redis: Redis, taskKeys: readonly string[]): Promise
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/**
+ * Waits until every task in `taskKeys` is terminal; returns their states. On timeout the error gives the states'
+ * counts and the last lines of `lines` (the supervisor's output).
+ */
+export async function settleAll(
+  redis: Redis,
+  taskKeys: readonly string[],
+  timeoutMs: number,
+  lines: readonly string[],
+): Promise<(string | null)[]> {
+  let last: (string | null)[] = [];
+  return await waitFor(
+    async () => {
+      last = await states(redis, taskKeys);
+      return last.every((s) => s && /COMPLETED|FAILED|CANCELED|REJECTED/.test(s)) ? last : undefined;
+    },
+    timeoutMs,
+    () => {
+      const counts: Record<string, number> = {};
+      for (const s of last) counts[String(s)] = (counts[String(s)] ?? 0) + 1;
+      return `every task terminal; states ${JSON.stringify(counts)}; supervisor:\n${lines.slice(-15).join("\n")}`;
+    },
+  );
 }
