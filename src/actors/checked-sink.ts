@@ -3,8 +3,8 @@
 // it still keeps the closing text chunk and the interrupt's question unwritten and fails the task.
 import type { Profile } from "../config/index.ts";
 import type { Guardrail } from "../guardrail/index.ts";
-import type { Artifact } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink } from "./emit-gate.ts";
 import type { HandlerResult } from "./handlers/handler-api.ts";
 import { ContentCheckFailure, judgeOutput, messageArtifact } from "./output-check.ts";

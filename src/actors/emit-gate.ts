@@ -3,8 +3,8 @@
 // createOutputSink picks the sink: the full-text gate (GuardedSink), the after-the-fact check, or the plain journal.
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
 import type { Guardrail } from "../guardrail/index.ts";
-import type { Artifact } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import type { Artifact } from "../protocol/index.ts";
 import { CheckedSink } from "./checked-sink.ts";
 import { GuardedSink } from "./guarded-sink.ts";
 import type { HandlerResult } from "./handlers/handler-api.ts";

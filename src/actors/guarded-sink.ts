@@ -3,8 +3,8 @@
 // (a failed check, a handler failure, a cancel, a drain, a lost lease) leaves the held output unwritten.
 import type { Profile } from "../config/index.ts";
 import type { GuardedOutput, Guardrail } from "../guardrail/index.ts";
-import type { Artifact } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink, OutputTarget } from "./emit-gate.ts";
 import type { HandlerResult } from "./handlers/handler-api.ts";
 import { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, messageArtifact } from "./output-check.ts";

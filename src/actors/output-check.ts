@@ -10,7 +10,7 @@ import {
   PASS,
   type Verdict,
 } from "../guardrail/index.ts";
-import type { Artifact } from "../journal/index.ts";
+import type { Artifact } from "../protocol/index.ts";
 import { HandlerFailure } from "./handlers/handler-api.ts";
 
 /** The status message of a task whose output did not pass the check (the reason stays in the worker's log). */

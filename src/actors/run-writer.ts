@@ -1,7 +1,8 @@
 // The only writer of one claimed run: every status and artifact change goes through the transition script with the
 // claim's fencing token, in call order. A write answered "stale" means the lease is lost: nothing more is written.
 import { ulid } from "ulid";
-import type { Artifact, Claim, Message, RunLedger, StreamResponse, TaskState, TaskStatus } from "../journal/index.ts";
+import type { Claim, RunLedger } from "../journal/index.ts";
+import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 
 export class LeaseLostError extends Error {
   override readonly name = "LeaseLostError";

@@ -1,7 +1,7 @@
 // Exit codes of `send` and `task`, and the one-line message (plus a JSON form for --json) of every way a call fails.
 // Messages carry the JSON-RPC code and ErrorInfo reason; they never hold the API key.
 import { A2aClientError, ConnectionError, ResponseError, RpcError } from "../client/index.ts";
-import { isInterrupted, isTerminal, type TaskState } from "../journal/index.ts";
+import { isInterrupted, isTerminal, type TaskState } from "../protocol/index.ts";
 import { API_KEY_VARIABLE } from "./client-connection.ts";
 
 /** Exit codes; docs/client.md lists them for scripts. */

@@ -1,7 +1,7 @@
 // The end of a `send` for people: the answer on stdout (artifact text, or the agent's question), a line on stderr when
 // the task did not complete, and the exit code that says how it ended.
 import { artifactsText, messageText, stateLabel } from "../client/index.ts";
-import type { Message, Task } from "../journal/index.ts";
+import type { Message, Task } from "../protocol/index.ts";
 import { EXIT_CODES, stateExitCode } from "./client-failure.ts";
 import type { Terminal } from "./terminal.ts";
 

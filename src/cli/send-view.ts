@@ -2,7 +2,7 @@
 // text on stdout as it grows. Otherwise: one stderr line per state change and the text on stdout. --json: one
 // StreamResponse per stdout line.
 import { messageText, partsText, stateLabel, type TaskTracker } from "../client/index.ts";
-import type { StreamResponse } from "../journal/index.ts";
+import type { StreamResponse } from "../protocol/index.ts";
 import type { Terminal } from "./terminal.ts";
 
 export type ViewMode = "tty" | "plain" | "json";

@@ -3,8 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { type A2aClient, ConnectionError, RpcError, TaskTracker } from "../client/index.ts";
-import type { SendMessageRequest } from "../gateway/schema/index.ts";
-import type { Message, StreamResponse } from "../journal/index.ts";
+import type { Message, SendMessageRequest, StreamResponse } from "../protocol/index.ts";
 import { type ConnectionOptions, connect, withConnectionOptions } from "./client-connection.ts";
 import { describeFailure, EXIT_CODES, stateExitCode } from "./client-failure.ts";
 import type { CliContext } from "./context.ts";

@@ -1,7 +1,7 @@
 // Tasks as people read them: `task get` shows ids, state, the status message, the artifacts' text and the history;
 // `task list` shows one tab-separated row per task.
 import { artifactsText, messageText, stateLabel } from "../client/index.ts";
-import type { Message, Task } from "../journal/index.ts";
+import type { Message, Task } from "../protocol/index.ts";
 
 export const TASK_ROW_HEADER = ["id", "state", "updated", "context"].join("\t");
 

@@ -2,8 +2,8 @@
 // CancelTask). Readable text by default, the A2A JSON with --json; exit codes as for `send`.
 import { type Command, InvalidArgumentError } from "commander";
 import { type A2aClient, stateLabel } from "../client/index.ts";
-import type { ListTasksRequest } from "../gateway/schema/index.ts";
-import { isTerminal, TASK_STATES, type TaskState } from "../journal/index.ts";
+import type { ListTasksRequest } from "../protocol/index.ts";
+import { isTerminal, TASK_STATES, type TaskState } from "../protocol/index.ts";
 import { type ConnectionOptions, connect, withConnectionOptions } from "./client-connection.ts";
 import { describeFailure, EXIT_CODES } from "./client-failure.ts";
 import type { CliContext } from "./context.ts";

@@ -11,9 +11,11 @@ import type {
   ListTasksResponse,
   SendMessageRequest,
   SendMessageResponse,
+  StreamResponse,
   SubscribeToTaskRequest,
-} from "../gateway/schema/index.ts";
-import type { StreamResponse, Task, TaskPushNotificationConfig } from "../journal/index.ts";
+  Task,
+  TaskPushNotificationConfig,
+} from "../protocol/index.ts";
 import { ResponseError } from "./client-errors.ts";
 import { type CallOptions, JsonRpcTransport, type TransportOptions } from "./jsonrpc-transport.ts";
 

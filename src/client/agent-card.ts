@@ -1,5 +1,5 @@
 // Fetches an agent card (the public, unauthenticated GET) and picks the JSON-RPC interface a 1.0 client can call.
-import type { AgentCard, AgentInterface } from "../journal/index.ts";
+import type { AgentCard, AgentInterface } from "../protocol/index.ts";
 import { ConnectionError, ResponseError } from "./client-errors.ts";
 
 /** Where A2A publishes a card, relative to the agent's base URL. */

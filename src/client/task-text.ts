@@ -1,6 +1,6 @@
 // The readable text of parts, messages and artifacts, for people: text parts as they are, other parts on lines of
 // their own (data as JSON, url as the URL, raw bytes as a short description).
-import type { Artifact, Message, Part, TaskState } from "../journal/index.ts";
+import type { Artifact, Message, Part, TaskState } from "../protocol/index.ts";
 
 /** One part as text: its text, its data as JSON, its URL, or a description of its bytes. */
 export function partText(part: Part): string {

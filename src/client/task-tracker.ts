@@ -8,7 +8,7 @@ import {
   type StreamResponse,
   type Task,
   type TaskState,
-} from "../journal/index.ts";
+} from "../protocol/index.ts";
 
 export class TaskTracker {
   private current: Task | undefined;

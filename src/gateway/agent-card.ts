@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
-import type { AgentCard, SecurityRequirement, SecurityScheme } from "../journal/index.ts";
+import type { AgentCard, SecurityRequirement, SecurityScheme } from "../protocol/index.ts";
 import { API_KEY_HEADER } from "./authenticator.ts";
 import { type CardSigner, JWKS_PATH } from "./card-signer.ts";
 

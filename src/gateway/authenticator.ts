@@ -1,13 +1,8 @@
 // Reads a request's credentials (Bearer token or X-API-Key) and finds the client they belong to, with a cache of at
 // most one second so that the accept path stays at few Redis round trips and a revoked key stops within a second.
-import {
-  type ClientRecord,
-  type ClientRegistry,
-  hashApiKey,
-  PermissionDeniedError,
-  storeFailure,
-  UnauthenticatedError,
-} from "../journal/index.ts";
+
+import { type ClientRecord, type ClientRegistry, hashApiKey, storeFailure } from "../journal/index.ts";
+import { PermissionDeniedError, UnauthenticatedError } from "../protocol/index.ts";
 
 /** The API-key header the agent card declares (apiKeySecurityScheme). */
 export const API_KEY_HEADER = "X-API-Key";

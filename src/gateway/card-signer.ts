@@ -2,7 +2,7 @@
 // `signatures`, with an ES256 (EC P-256) or EdDSA (Ed25519) key; publishes the public key as a JWKS.
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject, sign } from "node:crypto";
 import canonicalize from "canonicalize";
-import type { AgentCard, AgentCardSignature } from "../journal/index.ts";
+import type { AgentCard, AgentCardSignature } from "../protocol/index.ts";
 
 /** Where the gateway serves the JWKS that verifies its cards. */
 export const JWKS_PATH = "/.well-known/jwks.json";

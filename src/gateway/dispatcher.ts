@@ -3,11 +3,17 @@
 // credentials are checked, and nothing is written before the params are valid. Every failure goes through errorAnswer;
 // a streaming method's failure before its first event too, so that it is a plain JSON answer and not a stream.
 import {
+  type A2aMethod,
+  checkJsonRpcRequest,
+  checkParams,
   InvalidParamsError,
   InvalidRequestError,
+  isA2aMethod,
+  type JsonRpcId,
   MethodNotFoundError,
   VersionNotSupportedError,
-} from "../journal/index.ts";
+  type Violation,
+} from "../protocol/index.ts";
 import { PROTOCOL_VERSION } from "./agent-card.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { EndpointNotFoundError, errorAnswer, errorResponse } from "./jsonrpc-errors.ts";
@@ -23,14 +29,6 @@ import {
 } from "./methods/index.ts";
 import { parseJsonBody, readCappedBody } from "./request-body.ts";
 import { recordRequest, taskIdOf } from "./request-log.ts";
-import {
-  type A2aMethod,
-  checkJsonRpcRequest,
-  checkParams,
-  isA2aMethod,
-  type JsonRpcId,
-  type Violation,
-} from "./schema/index.ts";
 import { StoreDeadline } from "./store-deadline.ts";
 
 /** The versions this endpoint serves: Major.Minor, with any patch number ignored. */

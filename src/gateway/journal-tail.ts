@@ -1,8 +1,10 @@
 // The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
 // registered per task, each change answered by one snapshot read on the shared command connection. However many
 // requests wait, the gateway holds the same two Redis connections.
-import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord, TaskState } from "../journal/index.ts";
+
+import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import type { TaskState } from "../protocol/index.ts";
 
 /**
  * Something that follows one task. `onSnapshot` gets the task's fresh snapshot after every change notice (a journal

@@ -1,5 +1,7 @@
 // The one place that knows JSON-RPC error codes, HTTP statuses, google.rpc details and Retry-After. Every error a
 // client sees passes through errorAnswer; an error it does not know becomes a generic -32603 (details go to the log).
+
+import type { JsonRpcErrorDetail, JsonRpcErrorResponse, JsonRpcId } from "../protocol/index.ts";
 import {
   A2aError,
   BlockingDeadlineExceededError,
@@ -18,8 +20,7 @@ import {
   UnauthenticatedError,
   UnsupportedOperationError,
   VersionNotSupportedError,
-} from "../journal/index.ts";
-import type { JsonRpcErrorDetail, JsonRpcErrorResponse, JsonRpcId } from "./schema/index.ts";
+} from "../protocol/index.ts";
 
 /** No A2A endpoint (and no profile) at the requested path: HTTP 404. */
 export class EndpointNotFoundError extends A2aError {

@@ -2,14 +2,13 @@
 // before it is stored (URL form and policy without any network call, header-safe values), and the view a client gets
 // back, which never holds the webhook's credentials. Delivery is the workers' job: nothing here connects anywhere.
 import type { Config, Profile } from "../config/index.ts";
+import { checkUrlForm, type StoredPushConfig } from "../journal/index.ts";
+import type { Violation } from "../protocol/index.ts";
 import {
-  checkUrlForm,
   InvalidParamsError,
   PushNotificationNotSupportedError,
-  type StoredPushConfig,
   type TaskPushNotificationConfig,
-} from "../journal/index.ts";
-import type { Violation } from "./schema/index.ts";
+} from "../protocol/index.ts";
 
 /** The longest webhook URL accepted, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;

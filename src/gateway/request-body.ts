@@ -1,6 +1,6 @@
 // Reads a JSON-RPC request body with a hard size cap (Content-Length is used to refuse early, never trusted to accept)
 // and parses it; the errors are the JSON-RPC ones (-32600 with HTTP 413, -32700).
-import { ParseError, PayloadTooLargeError } from "../journal/index.ts";
+import { ParseError, PayloadTooLargeError } from "../protocol/index.ts";
 
 /** The body's bytes; throws PayloadTooLargeError as soon as more than `limitBytes` arrive. */
 export async function readCappedBody(request: Request, limitBytes: number): Promise<Uint8Array> {

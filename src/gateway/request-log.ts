@@ -1,8 +1,7 @@
 // Accounts for one JSON-RPC call once it is answered: the request counter and duration histogram, refusals by reason,
 // and one `debug` log line (method, profile, client id, task id, code, duration). Never logs credentials.
-import { A2aError, RefusalError } from "../journal/index.ts";
+import { A2aError, isA2aMethod, RefusalError } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
-import { isA2aMethod } from "./schema/index.ts";
 
 export interface AnsweredRequest {
   /** The JSON-RPC method as sent ("" before the envelope was read). */

@@ -1,7 +1,6 @@
 // The bytes of an SSE stream: one `data:` line per JSON-RPC response (no `id:` lines, no event names), comment lines,
 // error events, and the small stand-in sent instead of a frame larger than server.streamFrameMaxBytes.
-import type { StreamResponse, Task, TaskState } from "../journal/index.ts";
-import type { JsonRpcErrorResponse, JsonRpcId } from "./schema/index.ts";
+import type { JsonRpcErrorResponse, JsonRpcId, StreamResponse, Task, TaskState } from "../protocol/index.ts";
 
 const ENCODER = new TextEncoder();
 

@@ -1,7 +1,7 @@
 // A request's bound on waiting for Redis. A Redis that is paused (CLIENT PAUSE) or stalled keeps its connection open,
 // so commands neither fail nor answer: past the bound the request answers 503 STORE_TIMEOUT, and the request's signal
 // aborts so that work still queued behind the stall stops before its next write.
-import { StoreTimeoutError } from "../journal/index.ts";
+import { StoreTimeoutError } from "../protocol/index.ts";
 
 export class StoreDeadline {
   /** The request's signal (the client went away) joined with this deadline's. */

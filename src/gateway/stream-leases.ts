@@ -1,16 +1,10 @@
 // The leases of this process's SSE streams: one member per stream in the installation's set and in its client's and
 // task's sets (in the client's shard), renewed by one process-wide timer, so a gateway that dies leaks them for one
 // TTL at most. Acquiring takes the installation lease, then the shard leases, and gives back what it took on refusal.
-import {
-  CapacityError,
-  type CapacityLeases,
-  type KeySpace,
-  REFUSAL_REASONS,
-  type RedisLike,
-  runScript,
-  storeFailure,
-} from "../journal/index.ts";
+
+import { type CapacityLeases, type KeySpace, type RedisLike, runScript, storeFailure } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
+import { CapacityError, REFUSAL_REASONS } from "../protocol/index.ts";
 
 export interface StreamLimits {
   /** server.maxStreamsPerTask, server.maxStreamsPerClient, server.maxStreamsPerInstallation */

@@ -1,20 +1,13 @@
 // One task's SSE stream: the snapshot first, then every journal entry after the snapshot's cursor, in order, each
 // once; it follows the task through the process-wide journal tail and ends at a closing state. Ending releases the
 // stream's leases and its follower at once; it never touches the task.
-import {
-  isTerminal,
-  type JournalEntry,
-  type Snapshot,
-  type StreamResponse,
-  TaskNotFoundError,
-  type TaskState,
-  type TaskViewOptions,
-  toTask,
-} from "../journal/index.ts";
+
+import { type JournalEntry, type Snapshot, type TaskViewOptions, toTask } from "../journal/index.ts";
+import type { JsonRpcId } from "../protocol/index.ts";
+import { isTerminal, type StreamResponse, TaskNotFoundError, type TaskState } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import type { TaskFollower } from "./journal-tail.ts";
 import { errorAnswer } from "./jsonrpc-errors.ts";
-import type { JsonRpcId } from "./schema/index.ts";
 import { boundedFrame, errorFrame } from "./sse-frames.ts";
 import { SseStream } from "./sse-stream.ts";
 import type { StreamLease } from "./stream-leases.ts";

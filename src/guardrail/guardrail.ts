@@ -1,7 +1,7 @@
 // The guardrail contract: a check of a run's complete output that answers pass or fail with a reason for the log.
 // Pure types and helpers; no check lives here and nothing here sends a verdict's reason to a client.
 import type { Profile } from "../config/index.ts";
-import type { Artifact } from "../journal/index.ts";
+import type { Artifact } from "../protocol/index.ts";
 
 /**
  * The complete output of one run, judged once it is whole.

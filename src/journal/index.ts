@@ -1,8 +1,7 @@
-// The journal area: Redis keys, Lua scripts and their typed APIs, A2A schemas, errors. Other areas import only this.
+// The journal area: Redis keys, Lua scripts and their typed APIs over the task store. Other areas import only this.
 export { CapacityLeases } from "./capacity-leases.ts";
 export { type ClientRecord, ClientRegistry, hashApiKey, type NewClient } from "./client-registry.ts";
 export { contentHash } from "./content-hash.ts";
-export * from "./errors.ts";
 export { readStatus, type StatusReport, type WorkerStatus } from "./installation-status.ts";
 export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
@@ -11,7 +10,6 @@ export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } fr
 export { createRedis, isCluster, parseClusterNode, type RedisConnectionOptions } from "./redis-connection.ts";
 export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
-export * from "./schema/index.ts";
 export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";
 export type {
   Accepted,

@@ -1,8 +1,9 @@
 // The gateway's side of push notification configs: create, get, list and delete a client's task configs.
 // It only stores them; workers alone deliver webhooks (see PushOutbox).
-import { TaskNotFoundError } from "./errors.ts";
+
+import type { TaskPushNotificationConfig } from "../protocol/index.ts";
+import { TaskNotFoundError } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
-import type { TaskPushNotificationConfig } from "./schema/index.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
 import { storeFailure } from "./task-journal.ts";
 

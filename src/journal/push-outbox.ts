@@ -1,8 +1,9 @@
 // The workers' side of push notifications: the outbox the journal scripts fill (one delivery per config and event),
 // claimed per task so that one worker delivers a task's events in order, and settled after each attempt.
+
+import type { StreamResponse } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import type { StoredPushConfig } from "./push-configs.ts";
-import type { StreamResponse } from "./schema/index.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
 
 /** One pending webhook delivery, as the journal scripts enqueue it. `id` is stable across retries (webhook-id). */

@@ -1,8 +1,9 @@
 // The workers' side of the journal: claim a queued run, renew its lease, write the task's transitions with the
 // fencing token, hand a run back, dead-letter it, record heartbeats. The gateway never calls these.
+
+import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
-import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "./schema/index.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */

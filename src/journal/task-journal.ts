@@ -2,7 +2,14 @@
 // one read. It never runs a handler and never writes a task's progress; actors do that through RunLedger.
 import { Buffer } from "node:buffer";
 import { monotonicFactory } from "ulid";
-import { contentHash } from "./content-hash.ts";
+import type {
+  Message,
+  StreamResponse,
+  Task,
+  TaskPushNotificationConfig,
+  TaskState,
+  TaskStatus,
+} from "../protocol/index.ts";
 import {
   CapacityError,
   InvalidParamsError,
@@ -14,16 +21,9 @@ import {
   UnauthenticatedError,
   UnsupportedOperationError,
   WorkerUnavailableError,
-} from "./errors.ts";
+} from "../protocol/index.ts";
+import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
-import type {
-  Message,
-  StreamResponse,
-  Task,
-  TaskPushNotificationConfig,
-  TaskState,
-  TaskStatus,
-} from "./schema/index.ts";
 import { type RedisLike, runScript, type ScriptReply } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 

@@ -1,6 +1,6 @@
 // Decodes a stored task hash into the A2A Task a client sees, with historyLength and includeArtifacts applied.
 // The hash keeps JSON strings for status, history and artifacts, so this is the only place that parses them.
-import type { Artifact, Message, Task, TaskState, TaskStatus } from "./schema/index.ts";
+import type { Artifact, Message, Task, TaskState, TaskStatus } from "../protocol/index.ts";
 
 /** A task as stored, with its bookkeeping beside the A2A view. */
 export interface TaskRecord {

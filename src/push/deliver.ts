@@ -1,6 +1,6 @@
 // One webhook attempt: check the URL against the policy, sign, POST once to the checked address, classify the answer.
 // It never retries, sleeps or follows a redirect itself: the caller records the outcome and schedules the next attempt.
-import type { AuthenticationInfo, StreamResponse } from "../journal/index.ts";
+import type { AuthenticationInfo, StreamResponse } from "../protocol/index.ts";
 import { type AddressPolicy, checkWebhookUrl } from "./address-policy.ts";
 import { type Connector, createHttpConnector, WebhookTimeoutError } from "./http-connector.ts";
 import type { Resolver } from "./resolver.ts";

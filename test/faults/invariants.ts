@@ -1,7 +1,7 @@
 // The one invariant checker every fault scenario ends with: it reads an installation's keys straight from Redis and
 // lists each broken promise (orphan keys, stuck or unfinished tasks, leftover capacity leases, undelivered pushes).
 import type { Redis } from "ioredis";
-import { INTERRUPTED_STATES, TERMINAL_STATES } from "../../src/journal/index.ts";
+import { INTERRUPTED_STATES, TERMINAL_STATES } from "../../src/protocol/index.ts";
 import { keysUnder } from "../support/redis.ts";
 
 export interface InvariantOptions {

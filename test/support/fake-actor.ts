@@ -1,16 +1,8 @@
 // A test stand-in for an actor: beats, reads the run queue with the consumer group, claims runs and moves their tasks
 // through RunLedger exactly as a real actor would. Test code only: it never runs a handler.
 import type { Redis } from "ioredis";
-import {
-  type Artifact,
-  type Claim,
-  KeySpace,
-  type Message,
-  QUEUE_GROUP,
-  RunLedger,
-  type TaskState,
-  type TaskStatus,
-} from "../../src/journal/index.ts";
+import { type Claim, KeySpace, QUEUE_GROUP, RunLedger } from "../../src/journal/index.ts";
+import type { Artifact, Message, TaskState, TaskStatus } from "../../src/protocol/index.ts";
 
 type QueueReply = [string, [string, string[]][]][] | null;
 

@@ -1,14 +1,8 @@
 // Journal fixtures for integration tests: a key space of the test's own, the gateway and worker APIs over it, and a
 // client record to accept tasks for.
 import type { Redis } from "ioredis";
-import {
-  ClientRegistry,
-  type JournalSettings,
-  KeySpace,
-  type Message,
-  RunLedger,
-  TaskJournal,
-} from "../../src/journal/index.ts";
+import { ClientRegistry, type JournalSettings, KeySpace, RunLedger, TaskJournal } from "../../src/journal/index.ts";
+import type { Message } from "../../src/protocol/index.ts";
 import { type TestRedis, testPrefix } from "./redis.ts";
 
 export interface JournalFixture {

@@ -2,7 +2,7 @@
 // signal and the profile's LLM client, tools and workspace. Emits after an abort are refused here.
 import type { Profile } from "../../config/index.ts";
 import { profileIdentity } from "../../config/index.ts";
-import type { Message } from "../../journal/index.ts";
+import type { Message } from "../../protocol/index.ts";
 import type { OutputSink } from "../emit-gate.ts";
 import type { Emit, HandlerContext, HandlerResult } from "./handler-api.ts";
 import type { LlmClient } from "./llm-client.ts";

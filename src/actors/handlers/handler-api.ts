@@ -1,7 +1,7 @@
 // The typed API an agent author writes a domain handler against: the context a run gets, the result it returns, and
 // the registry that binds a handler to the name a profile gives. No Redis here: actors wire the context to the journal.
 import type { Profile } from "../../config/index.ts";
-import type { Artifact, Message } from "../../journal/index.ts";
+import type { Artifact, Message } from "../../protocol/index.ts";
 import type { LlmClient } from "./llm-client.ts";
 import type { ProfileTools } from "./tools.ts";
 import type { Workspace } from "./workspace.ts";

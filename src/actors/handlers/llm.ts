@@ -1,6 +1,6 @@
 // The `llm` handler: an agent loop against the profile's OpenAI-compatible endpoint. Text deltas stream to the task;
 // tool calls run through the profile's allow-list and their results go back to the model, for at most llm.maxSteps calls.
-import type { Message } from "../../journal/index.ts";
+import type { Message } from "../../protocol/index.ts";
 import { defineHandler, HandlerFailure } from "./handler-api.ts";
 import type { ChatMessage, ChatTool } from "./llm-client.ts";
 import { ToolNotAllowedError } from "./tools.ts";

@@ -1,6 +1,6 @@
 // The method table: one handler per A2A 1.0 JSON-RPC method name; the two streaming methods answer with an SSE
 // response of their own, the others with a JSON-RPC result.
-import type { A2aMethod } from "../schema/index.ts";
+import type { A2aMethod } from "../../protocol/index.ts";
 import { listTasks } from "./list-tasks.ts";
 import type { MethodHandler, StreamMethodHandler } from "./method-call.ts";
 import {

@@ -1,6 +1,6 @@
 // ListTasks: the caller's tasks in this profile, newest status first, filtered and paged by an opaque token.
 import { toTask } from "../../journal/index.ts";
-import type { ListTasksResponse } from "../schema/index.ts";
+import type { ListTasksResponse } from "../../protocol/index.ts";
 import type { MethodCall } from "./method-call.ts";
 
 export const DEFAULT_PAGE_SIZE = 50;

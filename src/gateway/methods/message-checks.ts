@@ -1,8 +1,9 @@
 // Checks of an incoming message beyond its schema, all before anything is stored: the role, the media types the
 // profile accepts, and each data part against the profile's input schema.
-import { ContentTypeNotSupportedError, InvalidParamsError, type Message } from "../../journal/index.ts";
+
+import type { Violation } from "../../protocol/index.ts";
+import { ContentTypeNotSupportedError, InvalidParamsError, type Message } from "../../protocol/index.ts";
 import type { ProfileRuntime } from "../gateway-context.ts";
-import type { Violation } from "../schema/index.ts";
 
 /** Whether a media type is among `modes` (which may hold `type/*` or `*\/*`); parameters are ignored. */
 export function acceptsMediaType(modes: readonly string[], mediaType: string): boolean {

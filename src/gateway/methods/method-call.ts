@@ -1,7 +1,9 @@
 // What a method handler receives: the authenticated client, its profile, the checked params and the request's clock.
-import { type ClientRecord, StoreTimeoutError } from "../../journal/index.ts";
+
+import type { ClientRecord } from "../../journal/index.ts";
+import type { A2aMethod, A2aParams, JsonRpcId } from "../../protocol/index.ts";
+import { StoreTimeoutError } from "../../protocol/index.ts";
 import type { GatewayContext, ProfileRuntime } from "../gateway-context.ts";
-import type { A2aMethod, A2aParams, JsonRpcId } from "../schema/index.ts";
 
 export interface MethodCall<M extends A2aMethod> {
   readonly context: GatewayContext;

@@ -1,15 +1,10 @@
 // CreateTaskPushNotificationConfig, Get…, List…Configs and Delete…: a client's webhook registrations on its own tasks
 // in this profile. They store and read configs only; workers deliver. Another client's task is exactly a missing one.
-import {
-  InvalidParamsError,
-  PushConfigLimitError,
-  PushConfigs,
-  type StoredPushConfig,
-  TaskNotFoundError,
-  type TaskPushNotificationConfig,
-} from "../../journal/index.ts";
+
+import { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "../../journal/index.ts";
+import type { ListTaskPushNotificationConfigsResponse } from "../../protocol/index.ts";
+import { InvalidParamsError, TaskNotFoundError, type TaskPushNotificationConfig } from "../../protocol/index.ts";
 import { checkPushConfig, publicConfig, requirePush } from "../push-config-rules.ts";
-import type { ListTaskPushNotificationConfigsResponse } from "../schema/index.ts";
 import type { MethodCall } from "./method-call.ts";
 
 type PushMethod =

@@ -1,8 +1,16 @@
 // SendMessage: accepts a new task or resumes an interrupted one (one atomic script each), then answers at once
 // (returnImmediately) or waits, holding an installation-wide waiting lease, until the task is terminal or interrupted.
+
 import {
   type Accepted,
   type AcceptInput,
+  storeFailure,
+  type TaskRecord,
+  type TaskViewOptions,
+  toTask,
+} from "../../journal/index.ts";
+import type { SendMessageResponse } from "../../protocol/index.ts";
+import {
   BlockingDeadlineExceededError,
   CapacityError,
   INTERRUPTED_STATES,
@@ -10,17 +18,12 @@ import {
   isInterrupted,
   isTerminal,
   REFUSAL_REASONS,
-  storeFailure,
   TaskNotFoundError,
-  type TaskRecord,
   type TaskState,
-  type TaskViewOptions,
   TERMINAL_STATES,
-  toTask,
   UnsupportedOperationError,
-} from "../../journal/index.ts";
+} from "../../protocol/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
-import type { SendMessageResponse } from "../schema/index.ts";
 import { checkIncomingMessage } from "./message-checks.ts";
 import { type MethodCall, stopIfTimedOut } from "./method-call.ts";
 

@@ -1,7 +1,7 @@
 // SendStreamingMessage and SubscribeToTask. Everything found before the first event (streaming switched off, a missing,
 // foreign or terminal task, a stream limit) is a plain JSON answer; the stream leases are taken before anything is
 // stored, so a refusal over a stream limit stores no task.
-import { isTerminal, TaskNotFoundError, UnsupportedOperationError } from "../../journal/index.ts";
+import { isTerminal, TaskNotFoundError, UnsupportedOperationError } from "../../protocol/index.ts";
 import { openTaskStream } from "../task-stream.ts";
 import { type MethodCall, type StreamCall, stopIfTimedOut } from "./method-call.ts";
 import { messageInput, store } from "./send-message.ts";

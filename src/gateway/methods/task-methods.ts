@@ -1,5 +1,7 @@
 // GetTask and CancelTask: one task of the caller in this profile; another client's task is exactly a missing one.
-import { isTerminal, type Task, TaskNotFoundError, TERMINAL_STATES, toTask } from "../../journal/index.ts";
+
+import { toTask } from "../../journal/index.ts";
+import { isTerminal, type Task, TaskNotFoundError, TERMINAL_STATES } from "../../protocol/index.ts";
 import type { MethodCall } from "./method-call.ts";
 
 /** How long CancelTask waits for a running task's actor to end it, in ms. */

@@ -1,6 +1,6 @@
 // The method this gateway does not serve, answered as the card's capabilities say: the extended card (-32004,
 // extendedAgentCard is false).
-import { UnsupportedOperationError } from "../../journal/index.ts";
+import { UnsupportedOperationError } from "../../protocol/index.ts";
 
 export async function extendedCardUnsupported(): Promise<never> {
   throw new UnsupportedOperationError(

@@ -1,7 +1,7 @@
 // A sweep-only installation (no consumer; `sweep --once` from a loop) accepts and completes tasks; retention removes
 // a terminal task, its run, journal and dedup record after the profile's retention, and the sweep cleans the index.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { WorkerUnavailableError } from "../../../src/journal/index.ts";
+import { WorkerUnavailableError } from "../../../src/protocol/index.ts";
 import { userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {

@@ -9,7 +9,7 @@ import {
   RpcError,
   TaskTracker,
 } from "../../../src/client/index.ts";
-import type { StreamResponse } from "../../../src/journal/index.ts";
+import type { StreamResponse } from "../../../src/protocol/index.ts";
 import { type Harness, message, startHarness } from "../gateway/harness.ts";
 import { emitChunks } from "../streams/helpers.ts";
 

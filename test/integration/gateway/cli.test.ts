@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Redis } from "ioredis";
-import { type AgentCard, ClientRegistry, KeySpace } from "../../../src/journal/index.ts";
+import { ClientRegistry, KeySpace } from "../../../src/journal/index.ts";
+import type { AgentCard } from "../../../src/protocol/index.ts";
 import { freePort, startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 import { eventually } from "./harness.ts";
 

@@ -6,8 +6,9 @@ import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { type Config, loadConfig } from "../../../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../../../src/gateway/index.ts";
-import { ClientRegistry, KeySpace, type Message } from "../../../src/journal/index.ts";
+import { ClientRegistry, KeySpace } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
+import type { Message } from "../../../src/protocol/index.ts";
 import { FakeActor } from "../../support/fake-actor.ts";
 import { startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 

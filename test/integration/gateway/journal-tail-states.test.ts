@@ -2,14 +2,9 @@
 // WORKING progress costs no read; COMPLETED does.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { JournalTail } from "../../../src/gateway/index.ts";
-import {
-  INTERRUPTED_STATES,
-  type Snapshot,
-  TaskJournal,
-  type TaskState,
-  TERMINAL_STATES,
-} from "../../../src/journal/index.ts";
+import { type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
+import { INTERRUPTED_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { acceptTask, claimTask, liveClient, move } from "../journal/helpers.ts";

@@ -2,8 +2,7 @@
 // A2A 1.0 digest: the {"task": …} wrapper, enum spellings (TASK_STATE_*, ROLE_*), no `kind` fields.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { SendMessageResponseSchema } from "../../../src/gateway/schema/index.ts";
-import { type AgentCard, AgentCardSchema } from "../../../src/journal/index.ts";
+import { type AgentCard, AgentCardSchema, SendMessageResponseSchema } from "../../../src/protocol/index.ts";
 import { keysUnder } from "../../support/redis.ts";
 import { errorInfo, type Harness, message, profile, rpc, startHarness } from "./harness.ts";
 

@@ -2,8 +2,7 @@
 // the JSON shapes of the A2A 1.0 digest: the bare Task, ListTasks' four fields, error details.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { ListTasksResponseSchema } from "../../../src/gateway/schema/index.ts";
-import { TaskSchema } from "../../../src/journal/index.ts";
+import { ListTasksResponseSchema, TaskSchema } from "../../../src/protocol/index.ts";
 import { keysUnder } from "../../support/redis.ts";
 import { errorInfo, type Harness, message, profile, rpc, startHarness } from "./harness.ts";
 

@@ -1,7 +1,7 @@
 // Judges what a channel carried against a generated case: content (any Greek letter) may appear only as a whole
 // artifact or as the interrupt's question, only when the check passed, and in the journal only after every progress
 // event, each artifact in one event. Returns problems as text so that a failing seed is named.
-import type { StreamResponse } from "../../../src/journal/index.ts";
+import type { StreamResponse } from "../../../src/protocol/index.ts";
 import { CONTENT, expectedState, type GeneratedCase } from "./generated-output.ts";
 
 const PROGRESS_KEY = "a2a-runtime/progress";

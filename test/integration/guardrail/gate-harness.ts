@@ -5,8 +5,9 @@
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../../../src/gateway/index.ts";
-import { parseJournalEntry, type StreamResponse } from "../../../src/journal/index.ts";
+import { parseJournalEntry } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
+import type { StreamResponse } from "../../../src/protocol/index.ts";
 import type { TestRedis } from "../../support/redis.ts";
 import { openStream, type StreamRecording } from "../../support/sse-client.ts";
 import {

@@ -1,7 +1,7 @@
 // Seeded outputs for the full-text gate's property test: from one seed, a text cut into chunks with gaps, artifacts
 // emitted among them, how the leg ends and what the check will say. All content is Greek letters, so that any
 // fragment of it, however small, is found in any channel; nothing else the runtime writes holds a Greek letter.
-import type { Artifact } from "../../../src/journal/index.ts";
+import type { Artifact } from "../../../src/protocol/index.ts";
 
 /** A character of generated content. */
 export const CONTENT = /[\u0370-\u03ff]/u;

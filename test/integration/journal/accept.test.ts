@@ -6,7 +6,7 @@ import {
   MessageIdReusedError,
   UnauthenticatedError,
   WorkerUnavailableError,
-} from "../../../src/journal/index.ts";
+} from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
 import { acceptTask, dumpUnder, liveClient, PROFILE, redisSeconds } from "./helpers.ts";

@@ -1,7 +1,8 @@
 // The cancel and snapshot scripts against a real redis-server: every documented reply, checked both as the script
 // answers and as TaskJournal shows it, and that a refused or repeated cancel writes nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runScript, TaskNotCancelableError, TaskNotFoundError } from "../../../src/journal/index.ts";
+import { runScript } from "../../../src/journal/index.ts";
+import { TaskNotCancelableError, TaskNotFoundError } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {

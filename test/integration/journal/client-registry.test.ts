@@ -1,7 +1,8 @@
 // ClientRegistry against a real redis-server: the API key is shown once and only its SHA-256 is stored; authenticate,
 // revoke and setLimit take effect at once, including on what accept allows.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { CapacityError, hashApiKey } from "../../../src/journal/index.ts";
+import { hashApiKey } from "../../../src/journal/index.ts";
+import { CapacityError } from "../../../src/protocol/index.ts";
 import { journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { acceptTask, dumpUnder } from "./helpers.ts";

@@ -1,7 +1,8 @@
 // Shared steps for the journal integration tests: a live client, accepting and claiming a task, one transition, and a
 // full dump of every key under a prefix (type, value, whether it expires) to prove that a refusal wrote nothing.
 import type { Redis } from "ioredis";
-import type { Claim, StreamResponse, TaskState, TransitionResult } from "../../../src/journal/index.ts";
+import type { Claim, TransitionResult } from "../../../src/journal/index.ts";
+import type { StreamResponse, TaskState } from "../../../src/protocol/index.ts";
 import { type JournalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder } from "../../support/redis.ts";
 

@@ -1,7 +1,8 @@
 // The push outbox: every journal append enqueues one delivery per config in the same script; one worker at a time
 // delivers a task's head; settle records each outcome. Configs are scoped to the task's owner and limited per task.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PushConfigLimitError, PushConfigs, PushOutbox, TaskNotFoundError } from "../../../src/journal/index.ts";
+import { PushConfigLimitError, PushConfigs, PushOutbox } from "../../../src/journal/index.ts";
+import { TaskNotFoundError } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { acceptTask, claimTask, liveClient, move, PROFILE } from "./helpers.ts";

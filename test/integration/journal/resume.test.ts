@@ -9,7 +9,7 @@ import {
   UnauthenticatedError,
   UnsupportedOperationError,
   WorkerUnavailableError,
-} from "../../../src/journal/index.ts";
+} from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {

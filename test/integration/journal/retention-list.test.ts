@@ -2,7 +2,7 @@
 // terminal and interrupted states, and ListTasks (order, pages, filters, tokens) through TaskJournal.list.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
-import { InvalidParamsError } from "../../../src/journal/index.ts";
+import { InvalidParamsError } from "../../../src/protocol/index.ts";
 import { journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE } from "./helpers.ts";

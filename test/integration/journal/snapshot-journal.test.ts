@@ -2,14 +2,8 @@
 // between writes or racing them on another connection, the entries after a snapshot's cursor are exactly the
 // revisions after its revision, and the snapshot equals the journal folded up to its cursor.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import {
-  type Claim,
-  type Snapshot,
-  type StreamResponse,
-  TaskJournal,
-  type TaskState,
-  TERMINAL_STATES,
-} from "../../../src/journal/index.ts";
+import { type Claim, type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
+import { type StreamResponse, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE, RETENTION } from "./helpers.ts";

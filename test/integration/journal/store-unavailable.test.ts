@@ -1,7 +1,7 @@
 // Accept against a Redis that cannot take the write: at its maxmemory with noeviction, and stopped. The call fails
 // with STORE_UNAVAILABLE and nothing is written; once memory is freed the same call succeeds.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { StoreUnavailableError } from "../../../src/journal/index.ts";
+import { StoreUnavailableError } from "../../../src/protocol/index.ts";
 import { journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 import { dumpUnder, liveClient, PROFILE } from "./helpers.ts";

@@ -1,7 +1,8 @@
 // The transition script against a real redis-server: legal moves bump the revision and append the journal; a missing
 // task, a stale fencing token and an illegal move are refused and change nothing; no transition leaves a terminal state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Claim, TASK_STATES, type TaskState, TERMINAL_STATES } from "../../../src/journal/index.ts";
+import type { Claim } from "../../../src/journal/index.ts";
+import { TASK_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {

@@ -2,7 +2,7 @@
 // results without credentials, the server-assigned id, the per-task limit, every error path of the digest, URLs
 // refused at Create without any network call, and another client's task answering exactly like a missing one.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AgentCard } from "../../../src/journal/index.ts";
+import type { AgentCard } from "../../../src/protocol/index.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
 import { errorInfo, type Harness, message, profile, type RpcAnswer, rpc, startHarness } from "../gateway/harness.ts";
 

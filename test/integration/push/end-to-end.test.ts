@@ -3,7 +3,7 @@
 // headers; a worker killed mid-delivery loses nothing; and every webhook connection comes from an actor process,
 // never from the gateway, whose loaded modules hold no delivery code.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { TaskPushNotificationConfig } from "../../../src/journal/index.ts";
+import type { TaskPushNotificationConfig } from "../../../src/protocol/index.ts";
 import { verifyWebhook } from "../../../src/push/index.ts";
 import { userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";

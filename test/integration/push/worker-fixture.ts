@@ -2,14 +2,9 @@
 // through the ledger, push configs on it, and waiting for a receiver. Only loopback is ever connected to.
 import type { Writable } from "node:stream";
 import { type Config, loadConfig } from "../../../src/config/index.ts";
-import {
-  type Artifact,
-  type Claim,
-  PushConfigs,
-  type TaskState,
-  type TransitionResult,
-} from "../../../src/journal/index.ts";
+import { type Claim, PushConfigs, type TransitionResult } from "../../../src/journal/index.ts";
 import { createLogger, type Logger } from "../../../src/log.ts";
+import type { Artifact, TaskState } from "../../../src/protocol/index.ts";
 import { PushWorker, type PushWorkerDeps } from "../../../src/push/index.ts";
 import type { JournalFixture } from "../../support/journal.ts";
 import { type AcceptedTask, acceptTask, claimTask, liveClient, PROFILE, RETENTION } from "../journal/helpers.ts";

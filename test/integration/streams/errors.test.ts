@@ -2,7 +2,7 @@
 // terminal task, a missing or foreign task, a profile without streaming, bad input. A failure after the start is an
 // error event, and the stream closes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { AgentCard } from "../../../src/journal/index.ts";
+import type { AgentCard } from "../../../src/protocol/index.ts";
 import { keysUnder } from "../../support/redis.ts";
 import { openStream } from "../../support/sse-client.ts";
 import { eventually, type Harness, message, profile, rpc, startHarness } from "../gateway/harness.ts";

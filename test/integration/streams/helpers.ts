@@ -1,7 +1,9 @@
 // Stream test helpers on top of the gateway harness: an actor's artifact chunks written the way a real actor writes
 // them (append/lastChunk, the stored artifact grown to match), the journal as XRANGE shows it, and the stream leases.
-import type { Artifact, Claim, StreamResponse } from "../../../src/journal/index.ts";
+
+import type { Claim } from "../../../src/journal/index.ts";
 import { parseJournalEntry } from "../../../src/journal/index.ts";
+import type { Artifact, StreamResponse } from "../../../src/protocol/index.ts";
 import type { Harness } from "../gateway/harness.ts";
 
 export interface ChunkOptions {

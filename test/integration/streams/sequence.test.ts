@@ -2,7 +2,7 @@
 // journal entries after it, in order, none doubled or missing; the stream ends at COMPLETED and gives its leases back.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { StreamResponseSchema } from "../../../src/journal/index.ts";
+import { StreamResponseSchema } from "../../../src/protocol/index.ts";
 import { openStream } from "../../support/sse-client.ts";
 import { eventually, type Harness, message, rpc, startHarness } from "../gateway/harness.ts";
 import { emitChunks, journal, leaseCounts, streamKeys } from "./helpers.ts";

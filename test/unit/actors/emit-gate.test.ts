@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { JournalSink, type OutputTarget } from "../../../src/actors/emit-gate.ts";
 import { applyArtifact } from "../../../src/actors/run-writer.ts";
-import type { Artifact } from "../../../src/journal/index.ts";
+import type { Artifact } from "../../../src/protocol/index.ts";
 
 type Write =
   | { artifact: Artifact; append?: boolean; lastChunk?: boolean }

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { GuardedSink, PROGRESS_METADATA_KEY } from "../../../src/actors/guarded-sink.ts";
 import { CONTENT_CHECK_FAILED, ContentCheckFailure } from "../../../src/actors/output-check.ts";
 import { composeGuardrails, denyPatternsGuardrail, type Guardrail } from "../../../src/guardrail/index.ts";
-import type { Artifact } from "../../../src/journal/index.ts";
+import type { Artifact } from "../../../src/protocol/index.ts";
 import { profileOf, recorder } from "./sink-fixtures.ts";
 
 const profile = profileOf({ guardrails: { denyPatterns: ["forbidden"] } });

@@ -2,7 +2,7 @@
 // sink makes (artifact events and status changes, with their options) in call order.
 import type { OutputTarget } from "../../../src/actors/emit-gate.ts";
 import { type GuardrailsConfig, loadConfig, type Profile } from "../../../src/config/index.ts";
-import type { Artifact } from "../../../src/journal/index.ts";
+import type { Artifact } from "../../../src/protocol/index.ts";
 
 const BASE_PROFILE = loadConfig({ env: {} }).profiles[0] as Profile;
 

@@ -6,7 +6,7 @@ import { reportOutcome } from "../../../src/cli/send-report.ts";
 import { StreamView, type ViewClock } from "../../../src/cli/send-view.ts";
 import type { Terminal } from "../../../src/cli/terminal.ts";
 import { ConnectionError, RpcError, TaskTracker } from "../../../src/client/index.ts";
-import type { StreamResponse, Task } from "../../../src/journal/index.ts";
+import type { StreamResponse, Task } from "../../../src/protocol/index.ts";
 
 function capture(tty = false): Terminal & { stdout: string; stderr: string } {
   const io = {

@@ -5,7 +5,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
 import { FINAL_ONLY_NOTE, FINAL_ONLY_TAG } from "../../../src/gateway/agent-card.ts";
 import { AgentCards, buildAgentCard } from "../../../src/gateway/index.ts";
-import { type AgentCard, AgentCardSchema } from "../../../src/journal/index.ts";
+import { type AgentCard, AgentCardSchema } from "../../../src/protocol/index.ts";
 
 const cardShape = TypeCompiler.Compile(AgentCardSchema);
 

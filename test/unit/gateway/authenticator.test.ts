@@ -2,12 +2,8 @@
 // within it), shared by concurrent requests; a forbidden profile is PermissionDenied.
 import { expect, test } from "bun:test";
 import { Authenticator, credentialsOf } from "../../../src/gateway/index.ts";
-import {
-  type ClientRecord,
-  PermissionDeniedError,
-  StoreUnavailableError,
-  UnauthenticatedError,
-} from "../../../src/journal/index.ts";
+import type { ClientRecord } from "../../../src/journal/index.ts";
+import { PermissionDeniedError, StoreUnavailableError, UnauthenticatedError } from "../../../src/protocol/index.ts";
 
 class FakeRegistry {
   lookups = 0;

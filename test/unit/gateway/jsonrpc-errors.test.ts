@@ -2,7 +2,6 @@
 import { describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { EndpointNotFoundError, errorAnswer, errorResponse } from "../../../src/gateway/index.ts";
-import { JsonRpcErrorResponseSchema } from "../../../src/gateway/schema/index.ts";
 import {
   BlockingDeadlineExceededError,
   CapacityError,
@@ -11,6 +10,7 @@ import {
   InternalError,
   InvalidParamsError,
   InvalidRequestError,
+  JsonRpcErrorResponseSchema,
   MessageIdReusedError,
   MethodNotFoundError,
   ParseError,
@@ -25,7 +25,7 @@ import {
   UnsupportedOperationError,
   VersionNotSupportedError,
   WorkerUnavailableError,
-} from "../../../src/journal/index.ts";
+} from "../../../src/protocol/index.ts";
 
 const errorResponseShape = TypeCompiler.Compile(JsonRpcErrorResponseSchema);
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { checkVersion } from "../../../src/gateway/index.ts";
 import { timestampMs } from "../../../src/gateway/methods/list-tasks.ts";
 import { acceptsMediaType } from "../../../src/gateway/methods/message-checks.ts";
-import { VersionNotSupportedError } from "../../../src/journal/index.ts";
+import { VersionNotSupportedError } from "../../../src/protocol/index.ts";
 
 const request = (headers: Record<string, string>, query = "") =>
   new Request(`http://x/a2a/echo${query}`, { method: "POST", headers });

@@ -13,7 +13,7 @@ import {
   OPEN_COMMENT,
   standIn,
 } from "../../../src/gateway/index.ts";
-import type { StreamResponse } from "../../../src/journal/index.ts";
+import type { StreamResponse } from "../../../src/protocol/index.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 const position = { taskId: "t-1", contextId: "c-1", state: "TASK_STATE_WORKING" as const, rev: 7 };

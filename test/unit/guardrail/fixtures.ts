@@ -3,7 +3,7 @@
 import { expect } from "bun:test";
 import { type GuardrailsConfig, loadConfig, type Profile } from "../../../src/config/index.ts";
 import type { GuardedOutput, Guardrail, GuardrailContext, Verdict } from "../../../src/guardrail/index.ts";
-import type { Artifact, Part } from "../../../src/journal/index.ts";
+import type { Artifact, Part } from "../../../src/protocol/index.ts";
 
 const BASE_PROFILE: Profile = loadConfig({ env: {} }).profiles[0] as Profile;
 

@@ -2,19 +2,16 @@
 // one error or result, and every call passes the script's number of keys, all in one hash-tagged shard.
 import { describe, expect, test } from "bun:test";
 import type { Redis } from "ioredis";
+import { KeySpace, RunLedger, type ScriptName, TaskJournal } from "../../../src/journal/index.ts";
 import {
   CapacityError,
-  KeySpace,
   MessageIdReusedError,
-  RunLedger,
-  type ScriptName,
-  TaskJournal,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnauthenticatedError,
   UnsupportedOperationError,
   WorkerUnavailableError,
-} from "../../../src/journal/index.ts";
+} from "../../../src/protocol/index.ts";
 
 type Reply = number | string | null | Reply[];
 

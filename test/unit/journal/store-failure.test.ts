@@ -1,7 +1,8 @@
 // storeFailure: Redis being full, read-only, loading or unreachable becomes STORE_UNAVAILABLE (nothing was accepted);
 // every other error propagates unchanged.
 import { describe, expect, test } from "bun:test";
-import { InvalidParamsError, StoreUnavailableError, storeFailure } from "../../../src/journal/index.ts";
+import { storeFailure } from "../../../src/journal/index.ts";
+import { InvalidParamsError, StoreUnavailableError } from "../../../src/protocol/index.ts";
 
 describe("storeFailure", () => {
   test("a full, read-only, loading or unreachable Redis becomes STORE_UNAVAILABLE with the cause kept", () => {

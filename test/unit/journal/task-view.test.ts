@@ -1,15 +1,8 @@
 // decodeTaskFields and toTask: the stored hash becomes the A2A Task a client sees, with historyLength and
 // includeArtifacts applied and empty lists omitted.
 import { describe, expect, test } from "bun:test";
-import {
-  type Artifact,
-  decodeTaskFields,
-  type Message,
-  parseJournalEntry,
-  type StreamResponse,
-  type TaskRecord,
-  toTask,
-} from "../../../src/journal/index.ts";
+import { decodeTaskFields, parseJournalEntry, type TaskRecord, toTask } from "../../../src/journal/index.ts";
+import type { Artifact, Message, StreamResponse } from "../../../src/protocol/index.ts";
 
 const history: Message[] = [1, 2, 3].map((i) => ({
   messageId: `m${i}`,

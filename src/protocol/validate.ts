@@ -3,7 +3,6 @@
 
 import { type Static, type TSchema, TypeGuard } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler, type ValueError, ValueErrorType } from "@sinclair/typebox/compiler";
-import { TaskPushNotificationConfigSchema } from "../../journal/schema/index.ts";
 import { type JsonRpcRequest, JsonRpcRequestSchema } from "./jsonrpc.ts";
 import {
   CancelTaskRequestSchema,
@@ -15,7 +14,8 @@ import {
   ListTasksRequestSchema,
   SendMessageRequestSchema,
   SubscribeToTaskRequestSchema,
-} from "./requests.ts";
+  TaskPushNotificationConfigSchema,
+} from "./schema/index.ts";
 
 /** The eleven A2A 1.0 JSON-RPC method names; any other name is -32601. */
 export const A2A_METHODS = [

@@ -13,7 +13,7 @@ import {
   MAX_VIOLATIONS,
   SendMessageResponseSchema,
   type Violation,
-} from "../../../src/gateway/schema/index.ts";
+} from "../../../src/protocol/index.ts";
 
 // Digest §1.3, the SendMessage round trip.
 const DIGEST_SEND_REQUEST = {

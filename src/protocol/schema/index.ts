@@ -1,4 +1,4 @@
-// The A2A 1.0 object schemas the journal stores and the gateway speaks: the only import path for them.
+// The A2A 1.0 object and request schemas (ProtoJSON on the wire) that every binding speaks and the journal stores.
 
 export {
   type AgentCapabilities,
@@ -75,6 +75,34 @@ export {
   type TaskPushNotificationConfig,
   TaskPushNotificationConfigSchema,
 } from "./push-config.ts";
+export {
+  type CancelTaskRequest,
+  CancelTaskRequestSchema,
+  type DeleteTaskPushNotificationConfigRequest,
+  DeleteTaskPushNotificationConfigRequestSchema,
+  type GetExtendedAgentCardRequest,
+  GetExtendedAgentCardRequestSchema,
+  type GetTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequestSchema,
+  type GetTaskRequest,
+  GetTaskRequestSchema,
+  type ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsRequestSchema,
+  type ListTaskPushNotificationConfigsResponse,
+  ListTaskPushNotificationConfigsResponseSchema,
+  type ListTasksRequest,
+  ListTasksRequestSchema,
+  type ListTasksResponse,
+  ListTasksResponseSchema,
+  type SendMessageConfiguration,
+  SendMessageConfigurationSchema,
+  type SendMessageRequest,
+  SendMessageRequestSchema,
+  type SendMessageResponse,
+  SendMessageResponseSchema,
+  type SubscribeToTaskRequest,
+  SubscribeToTaskRequestSchema,
+} from "./requests.ts";
 export { type Task, TaskSchema, type TaskStatus, TaskStatusSchema, type Timestamp, TimestampSchema } from "./task.ts";
 export {
   INTERRUPTED_STATES,

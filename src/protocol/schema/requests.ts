@@ -2,14 +2,10 @@
 // Shapes and ranges only: existence, ownership and capability checks belong to the method handlers.
 
 import { type Static, Type } from "@sinclair/typebox";
-import {
-  MessageSchema,
-  MetadataSchema,
-  TaskPushNotificationConfigSchema,
-  TaskSchema,
-  TaskStateSchema,
-  TimestampSchema,
-} from "../../journal/schema/index.ts";
+import { MessageSchema, MetadataSchema } from "./message.ts";
+import { TaskPushNotificationConfigSchema } from "./push-config.ts";
+import { TaskSchema, TimestampSchema } from "./task.ts";
+import { TaskStateSchema } from "./task-state.ts";
 
 /** Opaque routing key copied from `AgentInterface.tenant`; optional on every request. */
 const Tenant = Type.Optional(Type.String());

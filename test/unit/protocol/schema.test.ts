@@ -19,7 +19,7 @@ import {
   TaskSchema,
   TaskStatusSchema,
   TERMINAL_STATES,
-} from "../../../src/journal/schema/index.ts";
+} from "../../../src/protocol/index.ts";
 
 function checker(schema: TSchema): (value: unknown) => boolean {
   const compiled = TypeCompiler.Compile(schema);

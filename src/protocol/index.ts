@@ -1,0 +1,32 @@
+// The protocol area: A2A 1.0 wire schemas, the method table and its checkers, the JSON-RPC envelope, and the
+// transport-neutral errors. It imports nothing of this project; every other area may import it through this file.
+export * from "./errors.ts";
+export {
+  type JsonRpcError,
+  type JsonRpcErrorDetail,
+  JsonRpcErrorDetailSchema,
+  type JsonRpcErrorResponse,
+  JsonRpcErrorResponseSchema,
+  JsonRpcErrorSchema,
+  type JsonRpcId,
+  JsonRpcIdSchema,
+  type JsonRpcRequest,
+  JsonRpcRequestSchema,
+  type JsonRpcResponse,
+  JsonRpcResponseSchema,
+  type JsonRpcSuccessResponse,
+  JsonRpcSuccessResponseSchema,
+} from "./jsonrpc.ts";
+export * from "./schema/index.ts";
+export {
+  A2A_METHODS,
+  A2A_PARAMS_SCHEMAS,
+  type A2aMethod,
+  type A2aParams,
+  type CheckResult,
+  checkJsonRpcRequest,
+  checkParams,
+  isA2aMethod,
+  MAX_VIOLATIONS,
+  type Violation,
+} from "./validate.ts";
