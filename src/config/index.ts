@@ -9,10 +9,14 @@ export {
   loadConfig,
 } from "./load.ts";
 export {
+  type ClientsConfig,
+  ClientsSchema,
   type Config,
   type ConfigEnvironmentVariable,
   ConfigEnvironmentVariableSchema,
   ConfigSchema,
+  clientRequestBurst,
+  clientWaitingShare,
   denyPatternRegExp,
   type FullTextCheck,
   FullTextCheckSchema,

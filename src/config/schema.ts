@@ -194,6 +194,56 @@ export const PushSchema = Type.Object(
 );
 export type PushConfig = Static<typeof PushSchema>;
 
+export const ClientsSchema = Type.Object(
+  {
+    maxStoredBytes: integer(
+      "Bytes one client's tasks may hold in Redis (messages, metadata, push configs, artifacts, journal entries), " +
+        "counted by the scripts that write them and given back when a task is deleted after its retention. A message " +
+        "that would pass it is refused (HTTP 503, CLIENT_STORAGE_LIMIT_EXCEEDED) and nothing is stored. 0 = no limit. " +
+        "A client record's own value (clients limit) wins.",
+      268_435_456,
+      0,
+    ),
+    maxInterruptedTasks: integer(
+      "Tasks of one client that may wait in INPUT_REQUIRED or AUTH_REQUIRED at once; past it new tasks are refused " +
+        "(HTTP 503, INTERRUPTED_TASKS_LIMIT_EXCEEDED) until one is answered, canceled or expires (a profile's " +
+        "inputTimeoutSeconds). 0 = no limit. A client record's own value wins.",
+      1000,
+      0,
+    ),
+    maxRunningTasks: integer(
+      "Runs of one client that actors execute at once, across the installation; its other queued runs wait until one " +
+        "ends, so one client cannot take every worker slot. Set it to about half the fleet's slots (actors x " +
+        "concurrency x hosts). 0 = no limit. A client record's own value wins.",
+      8,
+      0,
+    ),
+    maxWaitingRequests: integer(
+      "Blocking SendMessage requests one client may have waiting at once, across all gateways; past it HTTP 503 " +
+        "(CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED). 0 = half of server.maxWaitingRequests, rounded up.",
+      0,
+      0,
+    ),
+    requestsPerSecond: integer(
+      "Requests per second one client may make, across all gateways (a token bucket in Redis); past it HTTP 429 " +
+        "(RATE_LIMIT_EXCEEDED) with Retry-After. 0 = no rate limit. A client record's own value wins.",
+      0,
+      0,
+    ),
+    requestBurst: integer(
+      "Requests a client may make at once above its rate (the token bucket's size). 0 = twice requestsPerSecond.",
+      0,
+      0,
+    ),
+  },
+  {
+    additionalProperties: false,
+    default: {},
+    description: "Per-client bounds, so that no client can degrade another; each holds across every gateway.",
+  },
+);
+export type ClientsConfig = Static<typeof ClientsSchema>;
+
 export const LogLevelSchema = Type.Union(
   [
     Type.Literal("trace"),
@@ -313,6 +363,12 @@ export const ProfileSchema = Type.Object(
     quota: Type.Object(
       {
         maxActiveTasks: integer("Queued + running tasks of this profile across all clients; 0 = unlimited.", 0, 0),
+        maxStoredBytes: integer(
+          "Bytes the tasks of this profile may hold in Redis, across all clients (counted like " +
+            "clients.maxStoredBytes); past it HTTP 503 PROFILE_STORAGE_LIMIT_EXCEEDED. 0 = unlimited.",
+          0,
+          0,
+        ),
       },
       { additionalProperties: false, default: {}, description: "Limits of this profile." },
     ),
@@ -321,6 +377,11 @@ export const ProfileSchema = Type.Object(
         "or AUTH_REQUIRED has its own). Past it the handler's signal is aborted (reason timeout) and the task ends " +
         "FAILED without a retry; a handler that ignores the signal is not waited for.",
       600,
+    ),
+    inputTimeoutSeconds: integer(
+      "How long a task may wait in INPUT_REQUIRED or AUTH_REQUIRED for the client's next message; past it the task " +
+        "ends FAILED with that reason (its run ends, its slot is freed, its retention starts).",
+      86_400,
     ),
     retentionSeconds: integer("How long a finished task is kept.", 86_400),
     journalRetentionSeconds: integer(
@@ -345,6 +406,7 @@ export const ConfigSchema = Type.Object(
     server: ServerSchema,
     worker: WorkerSchema,
     redis: RedisSchema,
+    clients: ClientsSchema,
     push: PushSchema,
     log: LogSchema,
     profiles: Type.Array(ProfileSchema, {
@@ -390,6 +452,18 @@ export function publicUrl(config: Config): string {
   if (configured !== "") return configured.replace(/\/+$/, "");
   const shown = WILDCARD_HOSTS.has(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/** Blocking requests one client may have waiting at once: clients.maxWaitingRequests, or half the installation's. */
+export function clientWaitingShare(config: Config): number {
+  const { maxWaitingRequests } = config.clients;
+  return maxWaitingRequests > 0 ? maxWaitingRequests : Math.ceil(config.server.maxWaitingRequests / 2);
+}
+
+/** The token bucket's size for a rate (requests per second): clients.requestBurst, or twice the rate. */
+export function clientRequestBurst(config: Config, requestsPerSecond: number): number {
+  const { requestBurst } = config.clients;
+  return requestBurst > 0 ? requestBurst : Math.max(1, requestsPerSecond * 2);
 }
 
 /** The execution identity a profile's runs act as: its identity, or its name when that is empty. */

@@ -126,8 +126,9 @@ describe("defaults", () => {
         tools: [],
         resources: [],
         identity: "",
-        quota: { maxActiveTasks: 0 },
+        quota: { maxActiveTasks: 0, maxStoredBytes: 0 },
         runTimeoutSeconds: 600,
+        inputTimeoutSeconds: 86_400,
         retentionSeconds: 86_400,
         journalRetentionSeconds: 60,
         fullTextCheck: "auto",
@@ -233,7 +234,7 @@ describe("environment", () => {
     expect(rows.some((row) => row.path.startsWith("profiles"))).toBe(false);
     for (const row of rows) expect(row.description).not.toBe("");
     const defaults = loadConfig({ env: {} });
-    const scalarKeys = (["server", "worker", "redis", "push", "log"] as const).flatMap((section) =>
+    const scalarKeys = (["server", "worker", "redis", "clients", "push", "log"] as const).flatMap((section) =>
       Object.keys(defaults[section]).map((key) => `${section}.${key}`),
     );
     expect(new Set(rows.map((row) => row.path))).toEqual(new Set(scalarKeys));

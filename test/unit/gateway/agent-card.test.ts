@@ -90,7 +90,7 @@ test("nothing internal is published: handler, identity, workspace, tools, quotas
         identity: "svc-account-7",
         workspace: "/srv/private",
         tools: ["shell-tool"],
-        quota: { maxActiveTasks: 77 },
+        quota: { maxActiveTasks: 77, maxStoredBytes: 0 },
       }),
       "https://a.example",
     ),
