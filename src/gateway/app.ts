@@ -1,10 +1,12 @@
-// The Elysia app: agent cards, health, and one JSON-RPC endpoint per profile at /a2a/<profile>. Used through
-// app.handle(request); the runtime seam (serve.ts) binds it to a port. Unknown paths answer 404 in JSON-RPC form.
+// The Elysia app: agent cards, health, metrics, and each profile's endpoint of every binding (JSON-RPC at
+// POST /a2a/<profile>). Used through app.handle(request); the runtime seam (serve.ts) binds it to a port. Unknown paths
+// answer 404 in JSON-RPC form.
 import { Elysia } from "elysia";
-import { dispatch } from "./dispatcher.ts";
+import { EndpointNotFoundError } from "../protocol/index.ts";
+import { serveJsonRpc } from "./bindings/jsonrpc.ts";
+import { errorAnswer, errorResponse } from "./bindings/jsonrpc-frames.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { healthz, readyz } from "./health.ts";
-import { EndpointNotFoundError, errorAnswer, errorResponse } from "./jsonrpc-errors.ts";
 
 function notFound(request: Request): Response {
   return errorResponse(errorAnswer(new EndpointNotFoundError(new URL(request.url).pathname), null));
@@ -30,7 +32,7 @@ export function createGatewayApp(context: GatewayContext) {
       "/a2a/:profile/.well-known/agent-card.json",
       ({ params, request }) => context.cards.respond(params.profile, request) ?? notFound(request),
     )
-    .post("/a2a/:profile", ({ params, request }) => dispatch(context, params.profile, request), { parse: "none" });
+    .post("/a2a/:profile", ({ params, request }) => serveJsonRpc(context, params.profile, request), { parse: "none" });
 }
 
 export type GatewayApp = ReturnType<typeof createGatewayApp>;

@@ -1,26 +1,21 @@
-// The gateway area: the A2A 1.0 JSON-RPC surface over HTTP. It accepts and waits; it never runs a task (actors do,
+// The gateway area: the A2A 1.0 bindings over HTTP (JSON-RPC), on one set of operations. It accepts and waits; it never runs a task (actors do,
 // and the two meet only through Redis). Other areas import the gateway only from here.
 export { AgentCards, buildAgentCard, CARD_MAX_AGE_SECONDS, PROTOCOL_VERSION, profilePath } from "./agent-card.ts";
 export { createGatewayApp, type GatewayApp } from "./app.ts";
 export { API_KEY_HEADER, Authenticator, credentialsOf } from "./authenticator.ts";
-export { checkVersion, dispatch, SERVED_VERSIONS } from "./dispatcher.ts";
+export { serveJsonRpc } from "./bindings/jsonrpc.ts";
+export { type ErrorAnswer, errorAnswer, errorResponse, jsonRpcFraming } from "./bindings/jsonrpc-frames.ts";
+export { type EventSink, SseEventSink, type SseFraming } from "./event-sink.ts";
 export { type GatewayContext, type ProfileRuntime, profileRuntimes } from "./gateway-context.ts";
 export { healthz, type Readiness, readyz, type ShardReadiness } from "./health.ts";
 export { JournalTail, type JournalTailOptions, type TaskFollower, type WaitOutcome } from "./journal-tail.ts";
-export {
-  AUTH_REALM,
-  EndpointNotFoundError,
-  ERROR_DOMAIN,
-  type ErrorAnswer,
-  errorAnswer,
-  errorResponse,
-} from "./jsonrpc-errors.ts";
+export { admit, checkVersion, profileOf, RequestAccount, SERVED_VERSIONS } from "./request-steps.ts";
 export { type Served, type ServeOptions, serve } from "./serve.ts";
 export {
   boundedFrame,
   commentFrame,
-  errorFrame,
-  eventFrame,
+  dataFrame,
+  errorEventFrame,
   FRAME_TOO_LARGE_KEY,
   type FramePosition,
   KEEPALIVE_COMMENT,
@@ -37,5 +32,13 @@ export {
   type StreamLeasesOptions,
   type StreamLimits,
 } from "./stream-leases.ts";
-export { closesStream, compareEntryIds, JOURNAL_BATCH, openTaskStream, type TaskStreamInput } from "./task-stream.ts";
+export {
+  closesStream,
+  compareEntryIds,
+  JOURNAL_BATCH,
+  type StreamPosition,
+  type TaskStreamInput,
+  type TaskStreamSource,
+  taskStreamSource,
+} from "./task-stream.ts";
 export { DEFAULT_WAITING_LEASE_TTL_MS, WaitingLeases, type WaitingLeasesOptions } from "./waiting-leases.ts";

@@ -1,6 +1,7 @@
-// The bytes of an SSE stream: one `data:` line per JSON-RPC response (no `id:` lines, no event names), comment lines,
-// error events, and the small stand-in sent instead of a frame larger than server.streamFrameMaxBytes.
-import type { JsonRpcErrorResponse, JsonRpcId, StreamResponse, Task, TaskState } from "../protocol/index.ts";
+// The bytes of an SSE stream, whatever binding frames its events: one `data:` line per event (no `id:` lines, no event
+// names), comment lines, `error` events, and the small stand-in sent instead of a frame larger than
+// server.streamFrameMaxBytes. What a `data:` line holds (a JSON-RPC envelope or a bare StreamResponse) is the binding's.
+import type { StreamResponse, Task, TaskState } from "../protocol/index.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -11,14 +12,14 @@ export const FRAME_TOO_LARGE_KEY = "a2a-runtime/frameTooLarge";
 export const OPEN_COMMENT = ENCODER.encode(": stream open\n\n");
 export const KEEPALIVE_COMMENT = ENCODER.encode(": keep-alive\n\n");
 
-/** One SSE event carrying a JSON-RPC success response whose result is `result`. JSON has no raw newline. */
-export function eventFrame(id: JsonRpcId, result: StreamResponse): Uint8Array {
-  return ENCODER.encode(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result })}\n\n`);
+/** One SSE event whose data is `json` (one line: JSON.stringify never writes a raw newline). */
+export function dataFrame(json: string): Uint8Array {
+  return ENCODER.encode(`data: ${json}\n\n`);
 }
 
-/** One SSE event carrying a JSON-RPC error response, named `error` as the A2A SDKs name it. */
-export function errorFrame(body: JsonRpcErrorResponse): Uint8Array {
-  return ENCODER.encode(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+/** One SSE event named `error`, as the A2A SDKs name it, whose data is `json`. */
+export function errorEventFrame(json: string): Uint8Array {
+  return ENCODER.encode(`event: error\ndata: ${json}\n\n`);
 }
 
 /** A comment line (ignored by every SSE client); `text` must hold no line break. */
@@ -60,12 +61,12 @@ function statusTimestamp(event: StreamResponse): string | undefined {
 
 /** The frame of an event, or of its stand-in when the frame would be larger than `maxBytes`. */
 export function boundedFrame(
-  id: JsonRpcId,
+  frameOf: (event: StreamResponse) => Uint8Array,
   event: StreamResponse,
   position: FramePosition,
   maxBytes: number,
 ): { frame: Uint8Array; replaced: boolean } {
-  const frame = eventFrame(id, event);
+  const frame = frameOf(event);
   if (frame.byteLength <= maxBytes) return { frame, replaced: false };
-  return { frame: eventFrame(id, standIn(event, position, frame.byteLength)), replaced: true };
+  return { frame: frameOf(standIn(event, position, frame.byteLength)), replaced: true };
 }

@@ -1,15 +1,12 @@
-// One task's SSE stream: the snapshot first, then every journal entry after the snapshot's cursor, in order, each
-// once; it follows the task through the process-wide journal tail and ends at a closing state. Ending releases the
-// stream's leases and its follower at once; it never touches the task.
-
+// One task's stream of StreamResponses: the snapshot first, then every journal entry after the snapshot's cursor, in
+// order, each once; it follows the task through the process-wide journal tail and ends at a closing state. It writes
+// to an EventSink that its binding framed (SSE for JSON-RPC and HTTP+JSON); ending releases the stream's leases and its
+// follower at once; it never touches the task.
 import { type JournalEntry, type Snapshot, type TaskViewOptions, toTask } from "../journal/index.ts";
-import type { JsonRpcId } from "../protocol/index.ts";
-import { isTerminal, type StreamResponse, TaskNotFoundError, type TaskState } from "../protocol/index.ts";
+import { isTerminal, TaskNotFoundError, type TaskState } from "../protocol/index.ts";
+import type { EventSink } from "./event-sink.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import type { TaskFollower } from "./journal-tail.ts";
-import { errorAnswer } from "./jsonrpc-errors.ts";
-import { boundedFrame, errorFrame } from "./sse-frames.ts";
-import { SseStream } from "./sse-stream.ts";
 import type { StreamLease } from "./stream-leases.ts";
 
 /** Journal entries read per XRANGE. */
@@ -27,30 +24,42 @@ export function compareEntryIds(a: string, b: string): number {
   return aMs - bMs || aSeq - bSeq;
 }
 
+/** Where a stream stands: the task's ids, and its state and revision after the last event sent. */
+export interface StreamPosition {
+  readonly taskId: string;
+  readonly contextId: string;
+  state: TaskState;
+  rev: number;
+}
+
 export interface TaskStreamInput {
-  /** The JSON-RPC id every event repeats. */
-  rpcId: JsonRpcId;
   clientId: string;
   snapshot: Snapshot;
   /** How the first event shows the task (SendStreamingMessage's historyLength). */
   view: TaskViewOptions;
   lease: StreamLease;
-  /** The request's signal: the client went away. */
-  signal: AbortSignal;
+}
+
+/** What a streaming operation resolves with: its binding opens it on a sink of its own framing. */
+export interface TaskStreamSource {
+  readonly taskId: string;
+  /** Sends the snapshot, then follows the task until a closing state; the sink's end releases the leases. Never throws. */
+  open(sink: EventSink): void;
+  /** Releases the leases of a source that will never be opened (its binding failed before it could open it). */
+  abandon(): void;
 }
 
 class TaskStream implements TaskFollower {
   readonly clientId: string;
   readonly taskId: string;
   private cursor: string;
-  /** Where the stream stands: the task's state and revision after the last event sent. */
-  private readonly position: { taskId: string; contextId: string; state: TaskState; rev: number };
+  private readonly position: StreamPosition;
   private pumping = false;
   private again = false;
 
   constructor(
     private readonly context: GatewayContext,
-    private readonly sse: SseStream,
+    private readonly sink: EventSink,
     private readonly input: TaskStreamInput,
   ) {
     const { record, cursor } = input.snapshot;
@@ -63,19 +72,19 @@ class TaskStream implements TaskFollower {
   /** Sends the snapshot, then follows the task unless the snapshot already closes the stream. */
   start(): void {
     const task = toTask(this.input.snapshot.record, this.input.view);
-    this.send({ task });
+    this.sink.send({ task }, this.position);
     if (closesStream(this.position.state)) {
-      this.sse.end("done");
+      this.sink.end("done");
       return;
     }
     const unfollow = this.context.tail.follow(this);
-    this.sse.onEnd(unfollow);
+    this.sink.onEnd(unfollow);
   }
 
   onSnapshot(snapshot: Snapshot | undefined): void {
-    if (!this.sse.open) return;
+    if (!this.sink.open) return;
     if (!snapshot) {
-      this.fail(new TaskNotFoundError(this.taskId));
+      this.sink.fail(new TaskNotFoundError(this.taskId));
       return;
     }
     if (compareEntryIds(snapshot.cursor, this.cursor) > 0) this.pump();
@@ -88,10 +97,10 @@ class TaskStream implements TaskFollower {
     }
     this.pumping = true;
     void this.drain()
-      .catch((error: unknown) => this.fail(error))
+      .catch((error: unknown) => this.sink.fail(error))
       .then(() => {
         this.pumping = false;
-        if (this.again && this.sse.open) this.pump();
+        if (this.again && this.sink.open) this.pump();
       });
   }
 
@@ -99,24 +108,24 @@ class TaskStream implements TaskFollower {
   private async drain(): Promise<void> {
     do {
       this.again = false;
-      if (this.sse.full) {
-        this.sse.onDrain(() => this.pump());
+      if (this.sink.full) {
+        this.sink.onDrain(() => this.pump());
         return;
       }
       let entries: JournalEntry[];
       try {
         entries = await this.context.journal.readJournal(this.clientId, this.taskId, this.cursor, JOURNAL_BATCH);
       } catch (error) {
-        this.fail(error);
+        this.sink.fail(error);
         return;
       }
       for (const entry of entries) {
-        if (!this.sse.open || compareEntryIds(entry.id, this.cursor) <= 0) continue;
+        if (!this.sink.open || compareEntryIds(entry.id, this.cursor) <= 0) continue;
         this.deliver(entry);
-        if (this.sse.full) break;
+        if (this.sink.full) break;
       }
-      if (entries.length === JOURNAL_BATCH || this.sse.full) this.again = true;
-    } while (this.again && this.sse.open);
+      if (entries.length === JOURNAL_BATCH || this.sink.full) this.again = true;
+    } while (this.again && this.sink.open);
   }
 
   private deliver(entry: JournalEntry): void {
@@ -124,34 +133,26 @@ class TaskStream implements TaskFollower {
     if (status) this.position.state = status.state;
     this.position.rev = entry.rev;
     this.cursor = entry.id;
-    this.send(entry.event);
-    if (closesStream(this.position.state)) this.sse.end("done");
-  }
-
-  private send(event: StreamResponse): void {
-    const maxBytes = this.context.config.server.streamFrameMaxBytes;
-    const { frame, replaced } = boundedFrame(this.input.rpcId, event, this.position, maxBytes);
-    if (replaced) this.context.logger.info({ taskId: this.taskId, rev: this.position.rev }, "SSE event too large");
-    this.sse.write(frame);
-  }
-
-  /** Sends the failure as an error event and ends the stream. */
-  private fail(error: unknown): void {
-    const answer = errorAnswer(error, this.input.rpcId);
-    if (answer.unexpected) this.context.logger.error({ err: error, taskId: this.taskId }, "stream failed");
-    this.sse.write(errorFrame(answer.body));
-    this.sse.end("failed");
+    this.sink.send(entry.event, this.position);
+    if (closesStream(this.position.state)) this.sink.end("done");
   }
 }
 
 /**
- * Opens the SSE response for a task whose stream leases are held: registers it with the process's stream hub, ties
- * the leases to its end, sends the snapshot and follows the journal. Never throws.
+ * The source of a task's stream whose stream leases are held. Opening it ties the leases to the sink's end, sends the
+ * snapshot and follows the journal.
  */
-export function openTaskStream(context: GatewayContext, input: TaskStreamInput): Response {
-  const sse = new SseStream(context.config.server.streamBufferMaxBytes, input.signal);
-  sse.onEnd(() => void context.streamLeases.release(input.lease));
-  context.streams.add(sse);
-  new TaskStream(context, sse, input).start();
-  return sse.response;
+export function taskStreamSource(context: GatewayContext, input: TaskStreamInput): TaskStreamSource {
+  let opened = false;
+  return {
+    taskId: input.snapshot.record.id,
+    open(sink: EventSink): void {
+      opened = true;
+      sink.onEnd(() => void context.streamLeases.release(input.lease));
+      new TaskStream(context, sink, input).start();
+    },
+    abandon(): void {
+      if (!opened) void context.streamLeases.release(input.lease);
+    },
+  };
 }

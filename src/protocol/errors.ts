@@ -1,5 +1,5 @@
-// The transport-agnostic error classes: one per A2A error and one per refusal reason. Only the gateway's
-// jsonrpc-errors.ts knows JSON-RPC codes and HTTP statuses; here an error has a name, a reason and a message.
+// The transport-agnostic error classes: one per A2A error and one per refusal reason. Only error-table.ts knows codes
+// and statuses (JSON-RPC, HTTP, gRPC); here an error has a name, a reason and a message.
 
 /** Base of every error a2a-runtime shows a client. `reason` is the google.rpc.ErrorInfo reason (UPPER_SNAKE). */
 export class A2aError extends Error {
@@ -100,6 +100,13 @@ export class PayloadTooLargeError extends A2aError {
   }
 }
 
+/** No A2A endpoint (and no profile) at the requested path: HTTP 404. */
+export class EndpointNotFoundError extends A2aError {
+  constructor(path: string) {
+    super("NOT_FOUND", `No A2A endpoint at ${path}`, { metadata: { path } });
+  }
+}
+
 export class UnauthenticatedError extends A2aError {
   constructor(message = "Missing or invalid credentials") {
     super("UNAUTHENTICATED", message);
@@ -139,6 +146,8 @@ export const REFUSAL_REASONS = {
   clientTaskLimit: "CLIENT_TASK_LIMIT_EXCEEDED",
   profileQuota: "PROFILE_QUOTA_EXCEEDED",
   waitingRequests: "WAITING_REQUESTS_LIMIT_EXCEEDED",
+  clientWaitingRequests: "CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED",
+  rateLimit: "RATE_LIMIT_EXCEEDED",
   streamsPerTask: "STREAMS_PER_TASK_LIMIT_EXCEEDED",
   streamsPerClient: "STREAMS_PER_CLIENT_LIMIT_EXCEEDED",
   streamsPerInstallation: "STREAMS_PER_INSTALLATION_LIMIT_EXCEEDED",
@@ -156,6 +165,18 @@ export class WorkerUnavailableError extends RefusalError {
   }
 }
 export class CapacityError extends RefusalError {}
+
+/** The client made more requests than its rate allows (HTTP 429): try again after `retryAfterSeconds`. */
+export class RateLimitedError extends RefusalError {
+  constructor(requestsPerSecond: number, retryAfterSeconds: number) {
+    super(
+      REFUSAL_REASONS.rateLimit,
+      `This client sends more than ${requestsPerSecond} requests per second; retry after ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+      { requestsPerSecond: String(requestsPerSecond) },
+    );
+  }
+}
 
 /** Redis refused a write for a reason of its own: the write did not happen. */
 const REFUSED_BY_REDIS = /^(OOM|READONLY|LOADING|MASTERDOWN|CLUSTERDOWN)/;

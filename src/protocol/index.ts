@@ -1,5 +1,16 @@
 // The protocol area: A2A 1.0 wire schemas, the method table and its checkers, the JSON-RPC envelope, and the
 // transport-neutral errors. It imports nothing of this project; every other area may import it through this file.
+
+export {
+  A2A_ERROR_DOMAIN,
+  AUTH_REALM,
+  type DescribedError,
+  describeError,
+  type ErrorDetail,
+  type ErrorRow,
+  type GrpcStatus,
+  INTERNAL_ROW,
+} from "./error-table.ts";
 export * from "./errors.ts";
 export {
   type JsonRpcError,

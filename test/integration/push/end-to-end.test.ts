@@ -82,7 +82,7 @@ function expectSignedFromActors(requests: Delivered[], actors: readonly number[]
 
 test("the gateway process has loaded no delivery code and no actor code", () => {
   expect(gateway.modules).toContain("gateway/start-gateway.ts");
-  expect(gateway.modules).toContain("gateway/methods/push-configs.ts");
+  expect(gateway.modules).toContain("gateway/operations/push-configs.ts");
   expect(gateway.modules.filter((path) => path.startsWith("push/") || path.startsWith("actors/"))).toEqual([]);
 });
 

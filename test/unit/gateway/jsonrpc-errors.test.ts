@@ -1,11 +1,12 @@
 // errorAnswer is the one table from errors to JSON-RPC codes, HTTP statuses, headers and google.rpc details.
 import { describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { EndpointNotFoundError, errorAnswer, errorResponse } from "../../../src/gateway/index.ts";
+import { errorAnswer, errorResponse } from "../../../src/gateway/index.ts";
 import {
   BlockingDeadlineExceededError,
   CapacityError,
   ContentTypeNotSupportedError,
+  EndpointNotFoundError,
   ExtendedAgentCardNotConfiguredError,
   InternalError,
   InvalidParamsError,

@@ -41,7 +41,7 @@ describe("the gateway's module graph", () => {
   });
 
   test("is the whole gateway: the push config methods and the journal's URL form check are in it", () => {
-    expect(gateway.has(`${SRC}/gateway/methods/push-configs.ts`)).toBe(true);
+    expect(gateway.has(`${SRC}/gateway/operations/push-configs.ts`)).toBe(true);
     expect(gateway.has(`${SRC}/gateway/push-config-rules.ts`)).toBe(true);
     expect(gateway.has(`${SRC}/journal/webhook-url.ts`)).toBe(true);
     expect(under(gateway, "gateway").length).toBeGreaterThan(20);

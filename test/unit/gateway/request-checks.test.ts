@@ -1,8 +1,8 @@
 // Small request checks: the A2A-Version rule, media types against a profile's input modes, ListTasks timestamps.
 import { expect, test } from "bun:test";
 import { checkVersion } from "../../../src/gateway/index.ts";
-import { timestampMs } from "../../../src/gateway/methods/list-tasks.ts";
-import { acceptsMediaType } from "../../../src/gateway/methods/message-checks.ts";
+import { timestampMs } from "../../../src/gateway/operations/list-tasks.ts";
+import { acceptsMediaType } from "../../../src/gateway/operations/message-checks.ts";
 import { VersionNotSupportedError } from "../../../src/protocol/index.ts";
 
 const request = (headers: Record<string, string>, query = "") =>

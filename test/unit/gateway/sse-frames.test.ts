@@ -6,16 +6,17 @@ import {
   closesStream,
   commentFrame,
   compareEntryIds,
-  errorFrame,
-  eventFrame,
+  errorAnswer,
   FRAME_TOO_LARGE_KEY,
+  jsonRpcFraming,
   KEEPALIVE_COMMENT,
   OPEN_COMMENT,
   standIn,
 } from "../../../src/gateway/index.ts";
-import type { StreamResponse } from "../../../src/protocol/index.ts";
+import { describeError, type StreamResponse, TaskNotFoundError } from "../../../src/protocol/index.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+const eventFrame = (id: string | number, event: StreamResponse) => jsonRpcFraming(id).event(event);
 const position = { taskId: "t-1", contextId: "c-1", state: "TASK_STATE_WORKING" as const, rev: 7 };
 
 test("an event is one data line holding a JSON-RPC response with the request's id, then a blank line", () => {
@@ -35,8 +36,10 @@ test("an event is one data line holding a JSON-RPC response with the request's i
 });
 
 test("an error event is named error and carries a JSON-RPC error response; comments start with a colon", () => {
-  const body = { jsonrpc: "2.0" as const, id: "x", error: { code: -32001, message: "Task not found" } };
-  expect(text(errorFrame(body))).toBe(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+  const error = new TaskNotFoundError("t-1");
+  const { body } = errorAnswer(error, "x");
+  expect(body.error.code).toBe(-32001);
+  expect(text(jsonRpcFraming("x").error(describeError(error)))).toBe(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
   expect(text(commentFrame("hello"))).toBe(": hello\n\n");
   expect(text(OPEN_COMMENT)).toBe(": stream open\n\n");
   expect(text(KEEPALIVE_COMMENT)).toBe(": keep-alive\n\n");
@@ -51,8 +54,9 @@ test("a frame within the limit is sent as is; a larger one is replaced by a stat
     },
   };
   const whole = eventFrame(1, event);
-  expect(boundedFrame(1, event, position, whole.byteLength)).toEqual({ frame: whole, replaced: false });
-  const bounded = boundedFrame(1, event, position, whole.byteLength - 1);
+  const frameOf = jsonRpcFraming(1).event;
+  expect(boundedFrame(frameOf, event, position, whole.byteLength)).toEqual({ frame: whole, replaced: false });
+  const bounded = boundedFrame(frameOf, event, position, whole.byteLength - 1);
   expect(bounded.replaced).toBe(true);
   expect(JSON.parse(text(bounded.frame).slice(6)).result).toEqual({
     statusUpdate: {

@@ -2,12 +2,12 @@
 
 import { toTask } from "../../journal/index.ts";
 import { isTerminal, type Task, TaskNotFoundError, TERMINAL_STATES } from "../../protocol/index.ts";
-import type { MethodCall } from "./method-call.ts";
+import type { OperationCall } from "./operation-call.ts";
 
 /** How long CancelTask waits for a running task's actor to end it, in ms. */
 export const CANCEL_WAIT_MS = 2000;
 
-export async function getTask(call: MethodCall<"GetTask">): Promise<Task> {
+export async function getTask(call: OperationCall<"GetTask">): Promise<Task> {
   const { context, client, profile, params } = call;
   const snapshot = await context.journal.snapshot(client.id, params.id, profile.profile.name);
   if (!snapshot) throw new TaskNotFoundError(params.id);
@@ -18,7 +18,7 @@ export async function getTask(call: MethodCall<"GetTask">): Promise<Task> {
  * Cancels a queued or interrupted task at once; a running one is asked to stop and awaited for up to CANCEL_WAIT_MS.
  * Either way the answer is the task as it is then. A canceled task is returned as is (cancel is idempotent).
  */
-export async function cancelTask(call: MethodCall<"CancelTask">): Promise<Task> {
+export async function cancelTask(call: OperationCall<"CancelTask">): Promise<Task> {
   const { context, client, params } = call;
   const profile = call.profile.profile;
   const { canceledNow } = await context.journal.cancel(client.id, params.id, profile.name, {

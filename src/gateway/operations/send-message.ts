@@ -25,7 +25,10 @@ import {
 } from "../../protocol/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
 import { checkIncomingMessage } from "./message-checks.ts";
-import { type MethodCall, stopIfTimedOut } from "./method-call.ts";
+import { type OperationCall, stopIfTimedOut } from "./operation-call.ts";
+
+/** The two methods that send a message: both accept or resume a task the same way. */
+export type SendMethod = "SendMessage" | "SendStreamingMessage";
 
 /**
  * How long an answer waits for its waiting lease to be released (ms). Past it the answer goes out anyway and the
@@ -56,7 +59,7 @@ function settled(record: TaskRecord): boolean {
  * Runs the accept script, or the resume script for a follow-up to an existing task. Shared with SendStreamingMessage.
  * `created` is false when the messageId was seen before with the same content (nothing was written).
  */
-export async function store(call: MethodCall<"SendMessage">, input: AcceptInput): Promise<Accepted> {
+export async function store(call: OperationCall<SendMethod>, input: AcceptInput): Promise<Accepted> {
   const { journal, metrics } = call.context;
   const taskId = input.message.taskId;
   if (taskId === undefined) {
@@ -84,7 +87,7 @@ export async function store(call: MethodCall<"SendMessage">, input: AcceptInput)
  * What SendMessage and SendStreamingMessage store, and how they show the task, after every check that needs no Redis.
  * Throws the message checks' errors.
  */
-export function messageInput(call: MethodCall<"SendMessage">): { input: AcceptInput; view: TaskViewOptions } {
+export function messageInput(call: OperationCall<SendMethod>): { input: AcceptInput; view: TaskViewOptions } {
   const { client, profile: runtime, params } = call;
   const profile = runtime.profile;
   const message = checkIncomingMessage(params.message, runtime);
@@ -102,7 +105,7 @@ export function messageInput(call: MethodCall<"SendMessage">): { input: AcceptIn
   return { input, view: { historyLength: configuration?.historyLength } };
 }
 
-export async function sendMessage(call: MethodCall<"SendMessage">): Promise<SendMessageResponse> {
+export async function sendMessage(call: OperationCall<"SendMessage">): Promise<SendMessageResponse> {
   const { context, client, params } = call;
   const { journal, waiting, tail, config } = context;
   const profile = call.profile.profile;

@@ -5,7 +5,7 @@ import { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "../../
 import type { ListTaskPushNotificationConfigsResponse } from "../../protocol/index.ts";
 import { InvalidParamsError, TaskNotFoundError, type TaskPushNotificationConfig } from "../../protocol/index.ts";
 import { checkPushConfig, publicConfig, requirePush } from "../push-config-rules.ts";
-import type { MethodCall } from "./method-call.ts";
+import type { OperationCall } from "./operation-call.ts";
 
 type PushMethod =
   | "CreateTaskPushNotificationConfig"
@@ -22,14 +22,14 @@ export class PushConfigNotFoundError extends TaskNotFoundError {
 }
 
 /** The configs store of this call, after the capability check (-32003 comes before any Redis read). */
-function store<M extends PushMethod>(call: MethodCall<M>): PushConfigs {
+function store<M extends PushMethod>(call: OperationCall<M>): PushConfigs {
   requirePush(call.context.config, call.profile.profile);
   return new PushConfigs(call.context.redis, call.context.keys);
 }
 
 /** Stores a config on one of the caller's tasks; its `id` defaults to the task id. Answers with the stored config. */
 export async function createTaskPushNotificationConfig(
-  call: MethodCall<"CreateTaskPushNotificationConfig">,
+  call: OperationCall<"CreateTaskPushNotificationConfig">,
 ): Promise<TaskPushNotificationConfig> {
   const configs = store(call);
   const { params, client } = call;
@@ -56,7 +56,7 @@ export async function createTaskPushNotificationConfig(
 }
 
 export async function getTaskPushNotificationConfig(
-  call: MethodCall<"GetTaskPushNotificationConfig">,
+  call: OperationCall<"GetTaskPushNotificationConfig">,
 ): Promise<TaskPushNotificationConfig> {
   const { params, client } = call;
   const found = await store(call).get(client.id, call.profile.profile.name, params.taskId, params.id);
@@ -66,7 +66,7 @@ export async function getTaskPushNotificationConfig(
 
 /** Every config of the task on one page (a task holds at most push.maxConfigsPerTask): `nextPageToken` is "". */
 export async function listTaskPushNotificationConfigs(
-  call: MethodCall<"ListTaskPushNotificationConfigs">,
+  call: OperationCall<"ListTaskPushNotificationConfigs">,
 ): Promise<ListTaskPushNotificationConfigsResponse> {
   const configs = store(call);
   const { params, client } = call;
@@ -81,7 +81,7 @@ export async function listTaskPushNotificationConfigs(
 
 /** Deletes a config; a config that does not exist is not an error (idempotent). The result is null, as the SDKs send. */
 export async function deleteTaskPushNotificationConfig(
-  call: MethodCall<"DeleteTaskPushNotificationConfig">,
+  call: OperationCall<"DeleteTaskPushNotificationConfig">,
 ): Promise<null> {
   const { params, client } = call;
   await store(call).delete(client.id, call.profile.profile.name, params.taskId, params.id);

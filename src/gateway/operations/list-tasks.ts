@@ -1,7 +1,7 @@
 // ListTasks: the caller's tasks in this profile, newest status first, filtered and paged by an opaque token.
 import { toTask } from "../../journal/index.ts";
 import type { ListTasksResponse } from "../../protocol/index.ts";
-import type { MethodCall } from "./method-call.ts";
+import type { OperationCall } from "./operation-call.ts";
 
 export const DEFAULT_PAGE_SIZE = 50;
 
@@ -18,7 +18,7 @@ export function timestampMs(timestamp: string): number {
   return whole + ms + finer;
 }
 
-export async function listTasks(call: MethodCall<"ListTasks">): Promise<ListTasksResponse> {
+export async function listTasks(call: OperationCall<"ListTasks">): Promise<ListTasksResponse> {
   const { context, client, params } = call;
   const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
   const page = await context.journal.list(client.id, {

@@ -1,20 +1,20 @@
 // SendStreamingMessage and SubscribeToTask. Everything found before the first event (streaming switched off, a missing,
-// foreign or terminal task, a stream limit) is a plain JSON answer; the stream leases are taken before anything is
+// foreign or terminal task, a stream limit) is thrown before the stream opens; the stream leases are taken before anything is
 // stored, so a refusal over a stream limit stores no task.
 import { isTerminal, TaskNotFoundError, UnsupportedOperationError } from "../../protocol/index.ts";
-import { openTaskStream } from "../task-stream.ts";
-import { type MethodCall, type StreamCall, stopIfTimedOut } from "./method-call.ts";
+import { type TaskStreamSource, taskStreamSource } from "../task-stream.ts";
+import { type OperationCall, stopIfTimedOut } from "./operation-call.ts";
 import { messageInput, store } from "./send-message.ts";
 
 /** A profile with `streaming: false` answers -32004 to both streaming methods, as its card says. */
-function requireStreaming(call: MethodCall<"SendStreamingMessage" | "SubscribeToTask">): void {
+function requireStreaming(call: OperationCall<"SendStreamingMessage" | "SubscribeToTask">): void {
   if (!call.profile.profile.streaming) {
     throw new UnsupportedOperationError("Streaming is not offered by this agent (capabilities.streaming is false)");
   }
 }
 
 /** Accepts (or resumes) exactly as SendMessage does, then streams the task; `returnImmediately` has no effect. */
-export async function sendStreamingMessage(call: StreamCall<"SendStreamingMessage">): Promise<Response> {
+export async function sendStreamingMessage(call: OperationCall<"SendStreamingMessage">): Promise<TaskStreamSource> {
   requireStreaming(call);
   const { context, client } = call;
   const profile = call.profile.profile;
@@ -32,13 +32,11 @@ export async function sendStreamingMessage(call: StreamCall<"SendStreamingMessag
     if (lease.taskId === undefined) await context.streamLeases.attachTask(lease, accepted.taskId, !accepted.created);
     const snapshot = await context.journal.snapshot(client.id, accepted.taskId, profile.name);
     if (!snapshot) throw new TaskNotFoundError(accepted.taskId);
-    return openTaskStream(context, {
-      rpcId: call.rpcId,
+    return taskStreamSource(context, {
       clientId: client.id,
       snapshot,
       view,
       lease,
-      signal: call.signal,
     });
   } catch (error) {
     await context.streamLeases.release(lease);
@@ -47,7 +45,7 @@ export async function sendStreamingMessage(call: StreamCall<"SendStreamingMessag
 }
 
 /** Streams a task's snapshot and then its newer events; a terminal task is -32004 (fetch it with GetTask). */
-export async function subscribeToTask(call: StreamCall<"SubscribeToTask">): Promise<Response> {
+export async function subscribeToTask(call: OperationCall<"SubscribeToTask">): Promise<TaskStreamSource> {
   requireStreaming(call);
   const { context, client, params } = call;
   const snapshot = await context.journal.snapshot(client.id, params.id, call.profile.profile.name);
@@ -58,12 +56,10 @@ export async function subscribeToTask(call: StreamCall<"SubscribeToTask">): Prom
     });
   }
   const lease = await context.streamLeases.acquire(call.requestId, client.id, params.id);
-  return openTaskStream(context, {
-    rpcId: call.rpcId,
+  return taskStreamSource(context, {
     clientId: client.id,
     snapshot,
     view: {},
     lease,
-    signal: call.signal,
   });
 }

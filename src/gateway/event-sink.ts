@@ -1,0 +1,82 @@
+// Where a stream's events go: the EventSink a TaskStream writes to, and its SSE form (an SseStream registered with the
+// process's stream hub, the binding's framing, the frame cap). A binding chooses the framing; the stream does not know it.
+import { type DescribedError, describeError, type StreamResponse } from "../protocol/index.ts";
+import type { GatewayContext } from "./gateway-context.ts";
+import { boundedFrame, type FramePosition } from "./sse-frames.ts";
+import { SseStream, type StreamEnd } from "./sse-stream.ts";
+
+/** The receiving end of one stream of StreamResponses. */
+export interface EventSink {
+  /** False once the stream has ended. */
+  readonly open: boolean;
+  /** The client has not taken what was sent: stop sending until onDrain. */
+  readonly full: boolean;
+  /** Sends one event; `position` is where the stream stands after it (for a stand-in when the event is too large). */
+  send(event: StreamResponse, position: FramePosition): void;
+  /** Sends the failure in the binding's error form and ends the stream. */
+  fail(error: unknown): void;
+  end(how: StreamEnd): void;
+  /** Calls `listener` once, the next time the client has taken what was queued. */
+  onDrain(listener: () => void): void;
+  /** Calls `listener` once when the stream ends (at once when it has ended). */
+  onEnd(listener: (end: StreamEnd) => void): void;
+}
+
+/** How one binding writes events and a final error into SSE frames. */
+export interface SseFraming {
+  event(event: StreamResponse): Uint8Array;
+  error(error: DescribedError): Uint8Array;
+}
+
+export class SseEventSink implements EventSink {
+  private readonly stream: SseStream;
+
+  /** Opens the SSE response (headers leave with its first comment) and registers it with the stream hub. */
+  constructor(
+    private readonly context: GatewayContext,
+    private readonly framing: SseFraming,
+    signal: AbortSignal,
+  ) {
+    this.stream = new SseStream(context.config.server.streamBufferMaxBytes, signal);
+    context.streams.add(this.stream);
+  }
+
+  /** The HTTP response whose body is this stream. */
+  get response(): Response {
+    return this.stream.response;
+  }
+
+  get open(): boolean {
+    return this.stream.open;
+  }
+
+  get full(): boolean {
+    return this.stream.full;
+  }
+
+  send(event: StreamResponse, position: FramePosition): void {
+    const maxBytes = this.context.config.server.streamFrameMaxBytes;
+    const { frame, replaced } = boundedFrame((value) => this.framing.event(value), event, position, maxBytes);
+    if (replaced) this.context.logger.info({ taskId: position.taskId, rev: position.rev }, "SSE event too large");
+    this.stream.write(frame);
+  }
+
+  fail(error: unknown): void {
+    const described = describeError(error);
+    if (described.unexpected) this.context.logger.error({ err: error }, "stream failed");
+    this.stream.write(this.framing.error(described));
+    this.stream.end("failed");
+  }
+
+  end(how: StreamEnd): void {
+    this.stream.end(how);
+  }
+
+  onDrain(listener: () => void): void {
+    this.stream.onDrain(listener);
+  }
+
+  onEnd(listener: (end: StreamEnd) => void): void {
+    this.stream.onEnd(listener);
+  }
+}

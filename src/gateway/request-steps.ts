@@ -1,0 +1,68 @@
+// The steps every binding runs once per request, before it reads a body: the profile the path names, the client the
+// headers authenticate (no body is read for a request without a valid key), its permission on the profile, the
+// A2A-Version it asks for; and, once the request is answered, its metrics and log line.
+import type { ClientRecord } from "../journal/index.ts";
+import { EndpointNotFoundError, VersionNotSupportedError } from "../protocol/index.ts";
+import { PROTOCOL_VERSION } from "./agent-card.ts";
+import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
+import { recordRequest, taskIdOf } from "./request-log.ts";
+import type { StoreDeadline } from "./store-deadline.ts";
+
+/** The versions the 1.0 interfaces serve: Major.Minor, with any patch number ignored. */
+export const SERVED_VERSIONS = [PROTOCOL_VERSION] as const;
+const SERVED_VERSION = /^1\.0(\.\d+)?$/;
+
+/** Reads `A2A-Version` (header, or the query parameter of that name); throws -32009 unless it is 1.0. */
+export function checkVersion(request: Request): void {
+  const header = request.headers.get("a2a-version") ?? new URL(request.url).searchParams.get("A2A-Version") ?? "";
+  const requested = header.trim();
+  if (!SERVED_VERSION.test(requested)) throw new VersionNotSupportedError(requested, SERVED_VERSIONS);
+}
+
+/** The profile a path names; EndpointNotFoundError (404) for a name no profile has. */
+export function profileOf(context: GatewayContext, name: string, request: Request): ProfileRuntime {
+  const profile = context.profiles.get(name);
+  if (!profile) throw new EndpointNotFoundError(new URL(request.url).pathname);
+  return profile;
+}
+
+/**
+ * Authenticates the request from its headers alone (its Redis lookup bounded by the store deadline) and checks the
+ * client's permission on the profile: 401 or 403 before a byte of the body is read.
+ */
+export async function admit(
+  context: GatewayContext,
+  profile: ProfileRuntime,
+  request: Request,
+  deadline: StoreDeadline,
+): Promise<ClientRecord> {
+  const client = await deadline.bound(context.auth.authenticate(request.headers));
+  context.auth.authorize(client, profile.profile.name);
+  return client;
+}
+
+/** One request's account: filled in as the request is read, recorded once when it is answered. */
+export class RequestAccount {
+  method = "";
+  clientId: string | undefined;
+  params: unknown;
+  readonly startedAt = performance.now();
+
+  constructor(
+    private readonly context: GatewayContext,
+    readonly profile: string,
+  ) {}
+
+  /** Records the answer: `code` is 0 on success, else the error's JSON-RPC code (the error table's neutral code). */
+  answered(code: number, error: unknown, result?: unknown): void {
+    recordRequest(this.context, {
+      method: this.method,
+      profile: this.profile,
+      clientId: this.clientId,
+      taskId: taskIdOf(this.params, result),
+      code,
+      error,
+      startedAt: this.startedAt,
+    });
+  }
+}
