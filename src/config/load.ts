@@ -217,6 +217,12 @@ function checkRelations(config: unknown, report: Report): void {
       "/server/streamBufferMaxBytes",
       `must be at least server.streamFrameMaxBytes (${stream.streamFrameMaxBytes}) (got ${stream.streamBufferMaxBytes})`,
     );
+  const buffers = validKeys(ServerSchema, config.server, ["streamBufferMaxBytes", "streamBuffersMaxBytes"]);
+  if (buffers !== undefined && buffers.streamBuffersMaxBytes < buffers.streamBufferMaxBytes)
+    report(
+      "/server/streamBuffersMaxBytes",
+      `must be at least server.streamBufferMaxBytes (${buffers.streamBufferMaxBytes}) (got ${buffers.streamBuffersMaxBytes})`,
+    );
   const idle = validKeys(ServerSchema, config.server, [
     "idleTimeoutSeconds",
     "blockingWaitSeconds",

@@ -50,6 +50,26 @@ export const ServerSchema = Type.Object(
     maxStreamsPerClient: integer("Open streams of one client, across all gateways.", 64),
     maxStreamsPerInstallation: integer("Open streams in the whole installation, across all gateways.", 10_000),
     maxBodyBytes: integer("Largest accepted HTTP request body, in bytes.", 1_048_576),
+    maxJsonDepth: Type.Integer({
+      minimum: 8,
+      maximum: 256,
+      default: 32,
+      description:
+        "Deepest nesting of objects and arrays a request body may have, the envelope included (8..256); deeper is " +
+        "refused before it is parsed (JSON-RPC -32600, HTTP+JSON 400). A message's data and metadata get what the " +
+        "envelope leaves (about 5 levels less).",
+    }),
+    maxPendingAuthentications: integer(
+      "Credential lookups in Redis one gateway process runs at once for keys it has not seen within the last second; " +
+        "past it a request is refused (HTTP 503, AUTHENTICATION_BUSY) before its body is read, so a flood of made-up " +
+        "keys cannot crowd out clients.",
+      512,
+    ),
+    streamBuffersMaxBytes: integer(
+      "Bytes all SSE streams of one gateway process may hold unread together; past it the streams holding the most " +
+        "are cut first (their tasks go on). At least streamBufferMaxBytes.",
+      67_108_864,
+    ),
     idleTimeoutSeconds: Type.Integer({
       minimum: 0,
       maximum: 255,

@@ -1,8 +1,9 @@
 // Reads a request's credentials (Bearer token or X-API-Key) and finds the client they belong to, with a cache of at
-// most one second so that the accept path stays at few Redis round trips and a revoked key stops within a second.
+// most one second so that the accept path stays at few Redis round trips and a revoked key stops within a second, and a
+// bound on the lookups of unknown keys running at once, so that a flood of made-up keys cannot crowd clients out.
 
 import { type ClientRecord, type ClientRegistry, hashApiKey, storeFailure } from "../journal/index.ts";
-import { PermissionDeniedError, UnauthenticatedError } from "../protocol/index.ts";
+import { PermissionDeniedError, REFUSAL_REASONS, RefusalError, UnauthenticatedError } from "../protocol/index.ts";
 
 /** The API-key header the agent card declares (apiKeySecurityScheme). */
 export const API_KEY_HEADER = "X-API-Key";
@@ -23,18 +24,42 @@ export function credentialsOf(headers: Headers): string | undefined {
   return apiKey === undefined || apiKey === "" ? undefined : apiKey;
 }
 
+/** Too many credential lookups are running in this process: the request is refused before its body is read. */
+export class AuthenticationBusyError extends RefusalError {
+  constructor(max: number) {
+    super(
+      REFUSAL_REASONS.authenticationBusy,
+      "Too many requests with credentials this gateway has not checked recently; retry shortly",
+      1,
+      { limit: String(max) },
+    );
+  }
+}
+
+export interface AuthenticatorOptions {
+  /** How long a lookup (found or not) is reused, in ms; at most 1000 so revocation takes effect within a second. */
+  ttlMs?: number;
+  /** Bound on the cache, so a flood of made-up keys cannot grow memory. */
+  maxEntries?: number;
+  /** Lookups of keys not in the cache that may run at once (server.maxPendingAuthentications). */
+  maxPending?: number;
+}
+
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly maxPending: number;
+  private pending = 0;
 
-  /**
-   * @param ttlMs how long a lookup (found or not) is reused; at most 1000 so revocation takes effect within a second.
-   * @param maxEntries bound on the cache, so a flood of made-up keys cannot grow memory.
-   */
   constructor(
     private readonly registry: Pick<ClientRegistry, "authenticate">,
-    private readonly ttlMs = 1000,
-    private readonly maxEntries = 10_000,
-  ) {}
+    options: AuthenticatorOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 1000;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxPending = options.maxPending ?? 512;
+  }
 
   /** The live client the request authenticates as; throws UnauthenticatedError (401) otherwise. */
   async authenticate(headers: Headers): Promise<ClientRecord> {
@@ -55,14 +80,21 @@ export class Authenticator {
     const now = performance.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > now) return cached.lookup;
+    if (this.pending >= this.maxPending) throw new AuthenticationBusyError(this.maxPending);
     if (this.cache.size >= this.maxEntries) this.evictExpired(now);
     // Concurrent requests with one key share one lookup; a failed lookup is not cached.
+    this.pending++;
     const entry: CacheEntry = {
       expiresAt: now + this.ttlMs,
-      lookup: this.registry.authenticate(apiKey).catch((error: unknown) => {
-        if (this.cache.get(hash) === entry) this.cache.delete(hash);
-        return storeFailure(error);
-      }),
+      lookup: this.registry
+        .authenticate(apiKey)
+        .catch((error: unknown) => {
+          if (this.cache.get(hash) === entry) this.cache.delete(hash);
+          return storeFailure(error);
+        })
+        .finally(() => {
+          this.pending--;
+        }),
     };
     this.cache.set(hash, entry);
     return entry.lookup;

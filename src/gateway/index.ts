@@ -2,7 +2,7 @@
 // and the two meet only through Redis). Other areas import the gateway only from here.
 export { AgentCards, buildAgentCard, CARD_MAX_AGE_SECONDS, PROTOCOL_VERSION, profilePath } from "./agent-card.ts";
 export { createGatewayApp, type GatewayApp } from "./app.ts";
-export { API_KEY_HEADER, Authenticator, credentialsOf } from "./authenticator.ts";
+export { API_KEY_HEADER, AuthenticationBusyError, Authenticator, credentialsOf } from "./authenticator.ts";
 export { serveJsonRpc } from "./bindings/jsonrpc.ts";
 export { type ErrorAnswer, errorAnswer, errorResponse, jsonRpcFraming } from "./bindings/jsonrpc-frames.ts";
 export { type EventSink, SseEventSink, type SseFraming } from "./event-sink.ts";

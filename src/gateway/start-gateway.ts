@@ -150,7 +150,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     waiting,
     streams,
     streamLeases,
-    auth: new Authenticator(new ClientRegistry(redis, keys)),
+    auth: new Authenticator(new ClientRegistry(redis, keys), { maxPending: config.server.maxPendingAuthentications }),
     profiles,
     cards: new AgentCards(cardProfiles(config), () => baseUrl, signer),
     logger,

@@ -28,6 +28,7 @@ export {
   type JsonRpcSuccessResponse,
   JsonRpcSuccessResponseSchema,
 } from "./jsonrpc.ts";
+export * from "./limits.ts";
 export * from "./schema/index.ts";
 export {
   A2A_METHODS,

@@ -49,9 +49,9 @@ const GENERATORS: Record<string, Make> = {
     const open = pick(random, ["[", '{"a":']);
     const close = open === "[" ? "]" : "}";
     const body = `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","metadata":${open.repeat(depth)}1${close.repeat(depth)}}}`;
-    // Beyond the body limit it is 413; within, metadata is free-form: a deep value is valid JSON for a missing task.
+    // Beyond the body limit it is 413; within, nesting past server.maxJsonDepth is refused before it is parsed.
     const answer = sized(text(body), maxBodyBytes);
-    return { kind: "deepNesting", ...answer, codes: answer.status === 413 ? [-32600] : [-32001] };
+    return { kind: "deepNesting", ...answer, codes: [-32600] };
   },
   hugeString: ({ random, maxBodyBytes }) => {
     const size = Math.floor(maxBodyBytes * (0.5 + random() * 0.45));

@@ -78,7 +78,7 @@ export async function serveJsonRpc(context: GatewayContext, profileName: string,
     const client = await admit(context, profile, request, deadline);
     account.clientId = client.id;
     checkVersion(request);
-    const value = parseJsonBody(await readCappedBody(request, server.maxBodyBytes));
+    const value = parseJsonBody(await readCappedBody(request, server.maxBodyBytes), server.maxJsonDepth);
     id = idOf(value);
     const envelope = checkJsonRpcRequest(value);
     if (!envelope.ok) throw new InvalidRequestError(`Invalid Request${summary(envelope.violations)}`);

@@ -1,8 +1,13 @@
 // Checks of an incoming message beyond its schema, all before anything is stored: the role, the media types the
 // profile accepts, and each data part against the profile's input schema.
 
-import type { Violation } from "../../protocol/index.ts";
-import { ContentTypeNotSupportedError, InvalidParamsError, type Message } from "../../protocol/index.ts";
+import {
+  ContentTypeNotSupportedError,
+  InvalidParamsError,
+  MAX_METADATA_BYTES,
+  type Message,
+  type Violation,
+} from "../../protocol/index.ts";
 import type { ProfileRuntime } from "../gateway-context.ts";
 
 /** Whether a media type is among `modes` (which may hold `type/*` or `*\/*`); parameters are ignored. */
@@ -13,6 +18,21 @@ export function acceptsMediaType(modes: readonly string[], mediaType: string): b
     const m = mode.toLowerCase();
     return m === wanted || m === "*/*" || m === `${type}/*`;
   });
+}
+
+/**
+ * Throws InvalidParamsError (-32602) when the metadata objects of a SendMessage request (the request's, the message's
+ * and its parts') hold more than MAX_METADATA_BYTES of JSON together.
+ */
+export function checkMetadataSize(requestMetadata: unknown, message: Message): void {
+  let bytes = requestMetadata === undefined ? 0 : JSON.stringify(requestMetadata).length;
+  if (message.metadata !== undefined) bytes += JSON.stringify(message.metadata).length;
+  for (const part of message.parts) if (part.metadata !== undefined) bytes += JSON.stringify(part.metadata).length;
+  if (bytes > MAX_METADATA_BYTES) {
+    throw new InvalidParamsError(`Invalid params: metadata: more than ${MAX_METADATA_BYTES} bytes of JSON`, [
+      { field: "metadata", description: `the request's metadata objects hold at most ${MAX_METADATA_BYTES} bytes` },
+    ]);
+  }
 }
 
 /**

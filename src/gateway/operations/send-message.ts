@@ -24,7 +24,7 @@ import {
   UnsupportedOperationError,
 } from "../../protocol/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
-import { checkIncomingMessage } from "./message-checks.ts";
+import { checkIncomingMessage, checkMetadataSize } from "./message-checks.ts";
 import { type OperationCall, stopIfTimedOut } from "./operation-call.ts";
 
 /** The two methods that send a message: both accept or resume a task the same way. */
@@ -90,6 +90,7 @@ export async function store(call: OperationCall<SendMethod>, input: AcceptInput)
 export function messageInput(call: OperationCall<SendMethod>): { input: AcceptInput; view: TaskViewOptions } {
   const { client, profile: runtime, params } = call;
   const profile = runtime.profile;
+  checkMetadataSize(params.metadata, params.message);
   const message = checkIncomingMessage(params.message, runtime);
   const configuration = params.configuration;
   // Stored with the task in the same step (-32003 when the profile offers no push notifications).

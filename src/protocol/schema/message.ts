@@ -2,10 +2,18 @@
 // A Part is a proto oneof: exactly one of text | raw | url | data, with no `kind` discriminator.
 
 import { type Static, Type } from "@sinclair/typebox";
+import {
+  MAX_ID_LENGTH,
+  MAX_LIST_ITEMS,
+  MAX_METADATA_KEYS,
+  MAX_NAME_LENGTH,
+  MAX_PARTS,
+  MAX_URI_LENGTH,
+} from "../limits.ts";
 import { RoleSchema } from "./task-state.ts";
 
 /** A `google.protobuf.Struct`: any JSON object (never an array or null). */
-export const MetadataSchema = Type.Record(Type.String(), Type.Unknown());
+export const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), { maxProperties: MAX_METADATA_KEYS });
 export type Metadata = Static<typeof MetadataSchema>;
 
 /** Standard or URL-safe base64, padded or not (ProtoJSON readers accept all four). */
@@ -24,8 +32,8 @@ const Absent = Type.Optional(Type.Never());
 
 const PartCommon = {
   metadata: Type.Optional(MetadataSchema),
-  filename: Type.Optional(Type.String()),
-  mediaType: Type.Optional(Type.String()),
+  filename: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
+  mediaType: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
 };
 
 export const TextPartSchema = Type.Object({
@@ -42,7 +50,7 @@ export type RawPart = Static<typeof RawPartSchema>;
 
 export const UrlPartSchema = Type.Object({
   ...PartCommon,
-  url: Type.String(),
+  url: Type.String({ maxLength: MAX_URI_LENGTH }),
   text: Absent,
   raw: Absent,
   data: Absent,
@@ -67,15 +75,15 @@ export type Part = Static<typeof PartSchema>;
  * task exists; that is the producer's duty, not checked here.
  */
 export const MessageSchema = Type.Object({
-  messageId: Type.String({ minLength: 1 }),
-  contextId: Type.Optional(Type.String()),
-  taskId: Type.Optional(Type.String()),
+  messageId: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }),
+  contextId: Type.Optional(Type.String({ maxLength: MAX_ID_LENGTH })),
+  taskId: Type.Optional(Type.String({ maxLength: MAX_ID_LENGTH })),
   role: RoleSchema,
-  parts: Type.Array(PartSchema, { minItems: 1 }),
+  parts: Type.Array(PartSchema, { minItems: 1, maxItems: MAX_PARTS }),
   metadata: Type.Optional(MetadataSchema),
   // URIs of the extensions present in or contributing to this message.
-  extensions: Type.Optional(Type.Array(Type.String())),
-  referenceTaskIds: Type.Optional(Type.Array(Type.String())),
+  extensions: Type.Optional(Type.Array(Type.String({ maxLength: MAX_URI_LENGTH }), { maxItems: MAX_LIST_ITEMS })),
+  referenceTaskIds: Type.Optional(Type.Array(Type.String({ maxLength: MAX_ID_LENGTH }), { maxItems: MAX_LIST_ITEMS })),
 });
 export type Message = Static<typeof MessageSchema>;
 

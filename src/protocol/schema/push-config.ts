@@ -2,6 +2,7 @@
 // Owns shapes only; the URL's form is checked in webhook-url.ts, its addresses and the delivery by the push area.
 
 import { type Static, Type } from "@sinclair/typebox";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../limits.ts";
 
 /**
  * Sent by the agent as `Authorization: <scheme> <credentials>` on each webhook call.
@@ -20,9 +21,9 @@ export type AuthenticationInfo = Static<typeof AuthenticationInfoSchema>;
  * the params on `CreateTaskPushNotificationConfig`. This object is also that method's params.
  */
 export const TaskPushNotificationConfigSchema = Type.Object({
-  tenant: Type.Optional(Type.String()),
-  id: Type.Optional(Type.String()),
-  taskId: Type.Optional(Type.String()),
+  tenant: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
+  id: Type.Optional(Type.String({ maxLength: MAX_ID_LENGTH })),
+  taskId: Type.Optional(Type.String({ maxLength: MAX_ID_LENGTH })),
   url: Type.String({ minLength: 1 }),
   token: Type.Optional(Type.String()),
   authentication: Type.Optional(AuthenticationInfoSchema),

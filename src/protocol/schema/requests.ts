@@ -2,24 +2,29 @@
 // Shapes and ranges only: existence, ownership and capability checks belong to the method handlers.
 
 import { type Static, Type } from "@sinclair/typebox";
+import { MAX_ID_LENGTH, MAX_LIST_ITEMS, MAX_NAME_LENGTH, MAX_PAGE_TOKEN_LENGTH } from "../limits.ts";
 import { MessageSchema, MetadataSchema } from "./message.ts";
 import { TaskPushNotificationConfigSchema } from "./push-config.ts";
 import { TaskSchema, TimestampSchema } from "./task.ts";
 import { TaskStateSchema } from "./task-state.ts";
 
 /** Opaque routing key copied from `AgentInterface.tenant`; optional on every request. */
-const Tenant = Type.Optional(Type.String());
+const Tenant = Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH }));
 
 /** Unset = no client limit; 0 = no history; N = at most the N most recent messages. */
 const HistoryLength = Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 }));
 
 /** A required resource id: the proto's REQUIRED string, so empty is as good as missing. */
-const Id = Type.String({ minLength: 1 });
+const Id = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH });
+
+const PageToken = Type.Optional(Type.String({ maxLength: MAX_PAGE_TOKEN_LENGTH }));
 
 const Absent = Type.Optional(Type.Never());
 
 export const SendMessageConfigurationSchema = Type.Object({
-  acceptedOutputModes: Type.Optional(Type.Array(Type.String())),
+  acceptedOutputModes: Type.Optional(
+    Type.Array(Type.String({ maxLength: MAX_NAME_LENGTH }), { maxItems: MAX_LIST_ITEMS }),
+  ),
   // Inline webhook registration; `taskId` is left empty here.
   taskPushNotificationConfig: Type.Optional(TaskPushNotificationConfigSchema),
   historyLength: HistoryLength,
@@ -57,10 +62,10 @@ export type GetTaskRequest = Static<typeof GetTaskRequestSchema>;
  */
 export const ListTasksRequestSchema = Type.Object({
   tenant: Tenant,
-  contextId: Type.Optional(Type.String()),
+  contextId: Type.Optional(Type.String({ maxLength: MAX_ID_LENGTH })),
   status: Type.Optional(TaskStateSchema),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-  pageToken: Type.Optional(Type.String()),
+  pageToken: PageToken,
   historyLength: HistoryLength,
   statusTimestampAfter: Type.Optional(TimestampSchema),
   includeArtifacts: Type.Optional(Type.Boolean()),
@@ -109,7 +114,7 @@ export const ListTaskPushNotificationConfigsRequestSchema = Type.Object({
   tenant: Tenant,
   taskId: Id,
   pageSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })),
-  pageToken: Type.Optional(Type.String()),
+  pageToken: PageToken,
 });
 export type ListTaskPushNotificationConfigsRequest = Static<typeof ListTaskPushNotificationConfigsRequestSchema>;
 

@@ -171,3 +171,53 @@ test("an unknown path is 404", async () => {
   expect(profile.body.error.code).toBe(-32600);
   await unharmed();
 });
+
+test("nesting deeper than server.maxJsonDepth is -32600 before it is parsed; within it the request is served", async () => {
+  const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+  // The envelope and params take 2 levels: metadata nested 40 deep makes 42 (> 32); 20 deep makes 22.
+  const deep = `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t-x","metadata":${nested(40)}}}`;
+  const refused = await post(h.gateway.url, deep, { key });
+  expect(refused.status).toBe(200);
+  expect(refused.body.id).toBeNull();
+  expect(refused.body.error.code).toBe(-32600);
+  expect(refused.body.error.message).toBe("JSON nesting is deeper than 32 levels");
+  const arrays = `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t-x","x":${"[".repeat(1000)}${"]".repeat(1000)}}}`;
+  expect((await post(h.gateway.url, arrays, { key })).body.error.code).toBe(-32600);
+  // Brackets inside strings do not count.
+  const quoted = `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"${"[{".repeat(100)}"}}`;
+  expect((await post(h.gateway.url, quoted, { key })).body.error.code).toBe(-32001);
+  const shallow = `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t-x","metadata":${nested(20)}}}`;
+  expect((await post(h.gateway.url, shallow, { key })).body.error.code).toBe(-32001);
+  await unharmed();
+});
+
+test("ids, lists and metadata past their bounds are -32602 naming the field; nothing is stored", async () => {
+  const cases: [unknown, string][] = [
+    [{ message: message("hi", { messageId: "m".repeat(257) }) }, "message.messageId"],
+    [{ message: message("hi", { contextId: "c".repeat(257) }) }, "message.contextId"],
+    [{ message: { ...message("hi"), parts: Array.from({ length: 257 }, () => ({ text: "p" })) } }, "message.parts"],
+    [
+      { message: message("hi", { referenceTaskIds: Array.from({ length: 65 }, (_, i) => `t${i}`) }) },
+      "message.referenceTaskIds",
+    ],
+  ];
+  const wide = await startHarness({ server: h.server, env: { A2A_SERVER_MAX_BODY_BYTES: "200000" } });
+  try {
+    await wide.actor.live();
+    const wideKey = (await wide.client()).key;
+    const stored = await keysUnder(wide.redis, wide.prefix);
+    cases.push([{ message: message("hi"), metadata: { blob: "x".repeat(70_000) } }, "metadata"]);
+    for (const [params, field] of cases) {
+      const immediate = { ...(params as object), configuration: { returnImmediately: true } };
+      const answer = await rpc(wide.gateway.url, "SendMessage", immediate, { key: wideKey });
+      expect(answer.body.error?.code).toBe(-32602);
+      expect(violations(answer)[0]?.field).toBe(field);
+    }
+    const id = await rpc(wide.gateway.url, "GetTask", { id: "t".repeat(257) }, { key: wideKey });
+    expect(id.body.error.code).toBe(-32602);
+    expect(violations(id)[0]?.field).toBe("id");
+    expect(await keysUnder(wide.redis, wide.prefix)).toEqual(stored);
+  } finally {
+    await wide.stop();
+  }
+});

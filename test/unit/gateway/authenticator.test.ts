@@ -1,7 +1,7 @@
 // Credentials from Authorization: Bearer or X-API-Key; lookups cached for at most the TTL (so a revoked key stops
 // within it), shared by concurrent requests; a forbidden profile is PermissionDenied.
 import { expect, test } from "bun:test";
-import { Authenticator, credentialsOf } from "../../../src/gateway/index.ts";
+import { AuthenticationBusyError, Authenticator, credentialsOf } from "../../../src/gateway/index.ts";
 import type { ClientRecord } from "../../../src/journal/index.ts";
 import { PermissionDeniedError, StoreUnavailableError, UnauthenticatedError } from "../../../src/protocol/index.ts";
 
@@ -44,7 +44,7 @@ test("missing or unknown credentials are Unauthenticated", async () => {
 test("a lookup is reused within the TTL and shared by concurrent requests; after the TTL a revocation shows", async () => {
   const registry = new FakeRegistry();
   registry.records.set("k", record());
-  const auth = new Authenticator(registry, 100);
+  const auth = new Authenticator(registry, { ttlMs: 100 });
   const headers = new Headers({ Authorization: "Bearer k" });
   await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(headers)));
   expect(registry.lookups).toBe(1);
@@ -72,4 +72,40 @@ test("a client may use the profiles on its record, or all with *", () => {
   expect(() => auth.authorize(record(["*"]), "echo")).not.toThrow();
   expect(() => auth.authorize(record(["echo"]), "echo")).not.toThrow();
   expect(() => auth.authorize(record(["other"]), "echo")).toThrow(PermissionDeniedError);
+});
+
+test("lookups of unknown keys past maxPending are refused at once; known keys in the cache still pass", async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const registry = new FakeRegistry();
+  registry.records.set("known", record());
+  const slow = {
+    lookups: 0,
+    async authenticate(apiKey: string): Promise<ClientRecord | undefined> {
+      this.lookups += 1;
+      if (apiKey !== "known") await gate;
+      return registry.records.get(apiKey);
+    },
+  };
+  const auth = new Authenticator(slow, { maxPending: 3 });
+  const known = new Headers({ Authorization: "Bearer known" });
+  expect((await auth.authenticate(known)).id).toBe("c-1");
+  const stuck = [1, 2, 3].map((n) =>
+    auth.authenticate(new Headers({ Authorization: `Bearer made-up-${n}` })).then(
+      () => "authenticated",
+      (error: unknown) => error,
+    ),
+  );
+  await expect(auth.authenticate(new Headers({ Authorization: "Bearer made-up-4" }))).rejects.toBeInstanceOf(
+    AuthenticationBusyError,
+  );
+  expect(slow.lookups).toBe(4);
+  expect((await auth.authenticate(known)).id).toBe("c-1");
+  release();
+  for (const outcome of await Promise.all(stuck)) expect(outcome).toBeInstanceOf(UnauthenticatedError);
+  await expect(auth.authenticate(new Headers({ Authorization: "Bearer made-up-5" }))).rejects.toBeInstanceOf(
+    UnauthenticatedError,
+  );
 });
