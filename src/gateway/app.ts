@@ -8,6 +8,19 @@ import { errorAnswer, errorResponse } from "./bindings/jsonrpc-frames.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { healthz, readyz } from "./health.ts";
 
+/**
+ * The request as the router must see it. Elysia takes the path to start at the first "/" from index 11 of the URL
+ * ("http://" and a host of 4 characters): with a shorter Host header it would take part of the path for the host and
+ * serve `/zz/metrics` as `/metrics`, which lets a client route around a proxy's path rules. Such a request is rebuilt
+ * on a fixed host; routing never depends on the Host header.
+ */
+export function routable(request: Request): Request {
+  const url = request.url;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart >= 11) return request;
+  return new Request(`http://localhost${pathStart < 0 ? "/" : url.slice(pathStart)}`, request);
+}
+
 function notFound(request: Request): Response {
   return errorResponse(errorAnswer(new EndpointNotFoundError(new URL(request.url).pathname), null));
 }

@@ -12,7 +12,7 @@ import {
 } from "../journal/index.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { AgentCards } from "./agent-card.ts";
-import { createGatewayApp } from "./app.ts";
+import { createGatewayApp, routable } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
 import { CardSigner } from "./card-signer.ts";
 import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
@@ -164,7 +164,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     fetch: async (request) => {
       inFlight++;
       try {
-        return await app.handle(request);
+        return await app.handle(routable(request));
       } finally {
         inFlight--;
       }
