@@ -1,7 +1,7 @@
 // Starts one gateway process: two Redis connections (commands, and the journal tail's subscriber) however many
 // requests wait or stream, the Elysia app behind the runtime seam, and an orderly stop that leaks no lease.
 import { ulid } from "ulid";
-import { type Config, publicUrl, resolvedIdleTimeoutSeconds } from "../config/index.ts";
+import { type Config, clientWaitingShare, publicUrl, resolvedIdleTimeoutSeconds } from "../config/index.ts";
 import {
   CapacityLeases,
   ClientRegistry,
@@ -111,9 +111,10 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   const gatewayId = ulid().toLowerCase();
   const waiting = new WaitingLeases({
     leases: new CapacityLeases(redis),
-    key: keys.waiting(),
+    keys,
     gatewayId,
     max: config.server.maxWaitingRequests,
+    maxPerClient: clientWaitingShare(config),
     ttlMs: DEFAULT_WAITING_LEASE_TTL_MS,
     logger,
   });

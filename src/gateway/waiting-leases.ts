@@ -1,17 +1,19 @@
-// The leases of this process's waiting blocking requests, in the installation-wide ZSET keys.waiting(): one member
-// per request, renewed by one process-wide timer, so a gateway that dies leaks its capacity for one TTL at most.
+// The leases of this process's waiting blocking requests: one member per request in the installation-wide ZSET
+// keys.waiting() and in the client's own ZSET keys.clientWaiting(), both renewed by one process-wide timer, so a
+// gateway that dies leaks its capacity for one TTL at most, and no client can hold every waiting slot.
 
-import type { CapacityLeases } from "../journal/index.ts";
+import type { CapacityLeases, KeySpace } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 export interface WaitingLeasesOptions {
   leases: CapacityLeases;
-  /** keys.waiting() */
-  key: string;
+  keys: KeySpace;
   /** Unique per gateway process; prefixes every member. */
   gatewayId: string;
   /** server.maxWaitingRequests, across every gateway. */
   max: number;
+  /** The share of one client (clients.maxWaitingRequests, or half of max), across every gateway. */
+  maxPerClient: number;
   /** Lease lifetime in ms; renewed every third of it. */
   ttlMs: number;
   logger: Logger;
@@ -19,8 +21,12 @@ export interface WaitingLeasesOptions {
 
 export const DEFAULT_WAITING_LEASE_TTL_MS = 15_000;
 
+/** Why a waiting slot was not given: the installation's slots or the client's share are all taken. */
+export type WaitingRefusal = "installation" | "client";
+
 export class WaitingLeases {
-  private readonly held = new Set<string>();
+  /** member → the client's key it also holds. */
+  private readonly held = new Map<string, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly options: WaitingLeasesOptions) {}
@@ -29,24 +35,35 @@ export class WaitingLeases {
     return `${this.options.gatewayId}:${requestId}`;
   }
 
-  /** Takes a waiting slot for a request; false when every slot of the installation is taken. */
-  async acquire(requestId: string): Promise<boolean> {
-    const { leases, key, ttlMs, max } = this.options;
+  /** Takes a waiting slot for a client's request; otherwise says which limit is reached. */
+  async acquire(requestId: string, clientId: string): Promise<WaitingRefusal | undefined> {
+    const { leases, keys, ttlMs, max, maxPerClient } = this.options;
     const member = this.member(requestId);
-    if (!(await leases.acquire(key, member, ttlMs, max))) return false;
-    this.held.add(member);
+    const clientKey = keys.clientWaiting(keys.shardOf(clientId), clientId);
+    if (!(await leases.acquire(clientKey, member, ttlMs, maxPerClient))) return "client";
+    let installed = false;
+    try {
+      installed = await leases.acquire(keys.waiting(), member, ttlMs, max);
+    } finally {
+      if (!installed) await this.releaseQuietly(clientKey, member);
+    }
+    if (!installed) return "installation";
+    this.held.set(member, clientKey);
     this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
-    return true;
+    return undefined;
   }
 
   /** Gives a slot back. Never throws: a lease that cannot be removed lapses after its TTL. */
   async release(requestId: string): Promise<void> {
     const member = this.member(requestId);
-    if (!this.held.delete(member)) return;
+    const clientKey = this.held.get(member);
+    if (clientKey === undefined) return;
+    this.held.delete(member);
     if (this.held.size === 0) this.stopTimer();
-    await this.options.leases.release(this.options.key, member).catch((error: unknown) => {
-      this.options.logger.warn({ err: error }, "waiting lease not released; it lapses after its TTL");
-    });
+    await Promise.all([
+      this.releaseQuietly(this.options.keys.waiting(), member),
+      this.releaseQuietly(clientKey, member),
+    ]);
   }
 
   /** Leases this process holds now. */
@@ -57,9 +74,21 @@ export class WaitingLeases {
   /** Releases every lease still held and stops renewing. */
   async stop(): Promise<void> {
     this.stopTimer();
-    const members = [...this.held];
+    const all = [...this.held];
     this.held.clear();
-    await Promise.all(members.map((member) => this.options.leases.release(this.options.key, member).catch(() => {})));
+    const waiting = this.options.keys.waiting();
+    await Promise.all(
+      all.flatMap(([member, clientKey]) => [
+        this.releaseQuietly(waiting, member),
+        this.releaseQuietly(clientKey, member),
+      ]),
+    );
+  }
+
+  private async releaseQuietly(key: string, member: string): Promise<void> {
+    await this.options.leases.release(key, member).catch((error: unknown) => {
+      this.options.logger.warn({ err: error }, "waiting lease not released; it lapses after its TTL");
+    });
   }
 
   private stopTimer(): void {
@@ -72,14 +101,14 @@ export class WaitingLeases {
    * travel as one pipeline; a release issued later on the same connection runs after them, so none is resurrected.
    */
   private renewAll(): void {
-    const { leases, key, ttlMs, max, logger } = this.options;
-    for (const member of this.held) {
-      leases
-        .acquire(key, member, ttlMs, max)
-        .then((renewed) => {
-          if (!renewed) logger.warn({ member }, "waiting lease had lapsed and the limit is reached; the wait goes on");
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, "waiting lease not renewed"));
+    const { leases, keys, ttlMs, max, maxPerClient, logger } = this.options;
+    const warn = (error: unknown) => logger.warn({ err: error }, "waiting lease not renewed");
+    const lapsed = (member: string) => (renewed: boolean) => {
+      if (!renewed) logger.warn({ member }, "waiting lease had lapsed and the limit is reached; the wait goes on");
+    };
+    for (const [member, clientKey] of this.held) {
+      leases.acquire(keys.waiting(), member, ttlMs, max).then(lapsed(member)).catch(warn);
+      leases.acquire(clientKey, member, ttlMs, maxPerClient).then(lapsed(member)).catch(warn);
     }
   }
 }

@@ -95,6 +95,10 @@ export class KeySpace {
   taskStreams(shard: number, taskId: string): string {
     return `${this.shard(shard)}streams:task:${taskId}`;
   }
+  /** ZSET: leases of a client's waiting blocking requests, scored by expiry (ms), across every gateway. */
+  clientWaiting(shard: number, clientId: string): string {
+    return `${this.shard(shard)}waiting:client:${clientId}`;
+  }
   /** ZSET: leases of a client's open SSE streams, scored by expiry (ms), across every gateway. */
   clientStreams(shard: number, clientId: string): string {
     return `${this.shard(shard)}streams:client:${clientId}`;

@@ -85,7 +85,8 @@ test("a flood of greedy clients: another client's GetTask stays fast; the flood 
       : `${answer.status} ${errorInfo(answer).reason}`;
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   }
-  expect(outcomes["503 WAITING_REQUESTS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
+  // One greedy key meets its own share of the waiting slots (half of them) before the installation's limit.
+  expect(outcomes["503 CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
   expect(Object.keys(outcomes).every((o) => /COMPLETED|WAITING_REQUESTS_LIMIT_EXCEEDED/.test(o))).toBe(true);
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);

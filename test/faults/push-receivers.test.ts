@@ -61,6 +61,7 @@ beforeAll(async () => {
       A2A_WORKER_RESTART_INTENSITY: "100000",
       A2A_WORKER_METRICS_PORT: String(metricsPort),
       A2A_SERVER_MAX_WAITING_REQUESTS: "32",
+      A2A_CLIENTS_MAX_WAITING_REQUESTS: "1000",
     },
   });
   [gateway, work] = await Promise.all([inst.gateway(), inst.work("bun", 3)]);

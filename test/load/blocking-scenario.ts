@@ -36,6 +36,7 @@ export function blockingSetup(): GatewaySetup {
     actors: BLOCKING_ACTORS,
     env: {
       A2A_SERVER_MAX_WAITING_REQUESTS: String(BLOCKING_CLIENTS * 2),
+      A2A_CLIENTS_MAX_WAITING_REQUESTS: String(BLOCKING_CLIENTS * 2),
       A2A_WORKER_CONCURRENCY: String(BLOCKING_CONCURRENCY),
     },
   };

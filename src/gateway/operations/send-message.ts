@@ -1,6 +1,8 @@
 // SendMessage: accepts a new task or resumes an interrupted one (one atomic script each), then answers at once
-// (returnImmediately) or waits, holding an installation-wide waiting lease, until the task is terminal or interrupted.
+// (returnImmediately) or waits, holding a waiting lease of the installation's and of the client's share, until the task
+// is terminal or interrupted.
 
+import { clientWaitingShare } from "../../config/index.ts";
 import {
   type Accepted,
   type AcceptInput,
@@ -119,12 +121,21 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     return { task: toTask(current, view) };
   }
 
-  const leased = await waiting.acquire(call.requestId).catch(storeFailure);
-  if (!leased) {
+  const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
+  if (refused === "installation") {
     const max = config.server.maxWaitingRequests;
     throw new CapacityError(
       REFUSAL_REASONS.waitingRequests,
       `${max} blocking requests are waiting already; retry, or send returnImmediately: true and poll`,
+      context.retryAfterSeconds,
+      { limit: String(max) },
+    );
+  }
+  if (refused === "client") {
+    const max = clientWaitingShare(config);
+    throw new CapacityError(
+      REFUSAL_REASONS.clientWaitingRequests,
+      `This client has ${max} blocking requests waiting already; retry, or send returnImmediately: true and poll`,
       context.retryAfterSeconds,
       { limit: String(max) },
     );

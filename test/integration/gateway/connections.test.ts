@@ -8,7 +8,13 @@ let h: Harness;
 let client: { id: string; key: string };
 
 beforeAll(async () => {
-  h = await startHarness({ env: { A2A_SERVER_MAX_WAITING_REQUESTS: "2000", A2A_SERVER_BLOCKING_WAIT_SECONDS: "30" } });
+  h = await startHarness({
+    env: {
+      A2A_SERVER_MAX_WAITING_REQUESTS: "2000",
+      A2A_CLIENTS_MAX_WAITING_REQUESTS: "100000",
+      A2A_SERVER_BLOCKING_WAIT_SECONDS: "30",
+    },
+  });
   await h.actor.live();
   client = await h.client();
 });

@@ -121,8 +121,9 @@ describe("capacity", () => {
     const client = await h.client();
     const pending = rpc(h.gateway.url, "SendMessage", { message: message("hold the slot") }, { key: client.key });
     await eventually(async () => (await h.redis.zcard(h.keys.waiting())) === 1);
+    const other = await h.client();
     const before = await keysUnder(h.redis, h.prefix);
-    const refused = await rpc(h.gateway.url, "SendMessage", { message: message("no room") }, { key: client.key });
+    const refused = await rpc(h.gateway.url, "SendMessage", { message: message("no room") }, { key: other.key });
     expectRefusal(refused, "WAITING_REQUESTS_LIMIT_EXCEEDED");
     expect(errorInfo(refused).metadata).toEqual({ limit: "1" });
     expect(await keysUnder(h.redis, h.prefix)).toEqual(before);

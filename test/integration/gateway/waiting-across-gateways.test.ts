@@ -16,7 +16,11 @@ let other: string;
 
 beforeAll(async () => {
   h = await startHarness({
-    env: { A2A_SERVER_MAX_WAITING_REQUESTS: "2", A2A_SERVER_BLOCKING_WAIT_SECONDS: "40" },
+    env: {
+      A2A_SERVER_MAX_WAITING_REQUESTS: "2",
+      A2A_CLIENTS_MAX_WAITING_REQUESTS: "100",
+      A2A_SERVER_BLOCKING_WAIT_SECONDS: "40",
+    },
   });
   await h.actor.live();
   const port = await freePort();

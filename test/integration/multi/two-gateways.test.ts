@@ -23,6 +23,7 @@ beforeAll(async () => {
     redisUrl: server.url,
     env: {
       A2A_SERVER_MAX_WAITING_REQUESTS: "2",
+      A2A_CLIENTS_MAX_WAITING_REQUESTS: "100",
       A2A_SERVER_MAX_STREAMS_PER_INSTALLATION: "2",
       A2A_SERVER_BLOCKING_WAIT_SECONDS: "30",
     },
