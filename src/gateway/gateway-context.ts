@@ -1,7 +1,7 @@
 // What every request handler of one gateway process shares: configuration, the two Redis connections' users (journal,
 // tail, leases, streams, authenticator), the profiles with their compiled input checkers, and the cards.
 import { type Config, compileJsonSchema, type Profile, type SchemaCheck } from "../config/index.ts";
-import type { KeySpace, RedisLike, TaskJournal } from "../journal/index.ts";
+import type { KeySpace, RateLimits, RedisLike, TaskJournal } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { AgentCards } from "./agent-card.ts";
 import type { Authenticator } from "./authenticator.ts";
@@ -30,6 +30,8 @@ export interface GatewayContext {
   /** The stream limits' leases held by this process. */
   readonly streamLeases: StreamLeases;
   readonly auth: Authenticator;
+  /** Every client's request-rate bucket (clients.requestsPerSecond), shared by all gateways. */
+  readonly rateLimits: RateLimits;
   readonly profiles: ReadonlyMap<string, ProfileRuntime>;
   readonly cards: AgentCards;
   readonly logger: Logger;

@@ -1,8 +1,9 @@
 // The steps every binding runs once per request, before it reads a body: the profile the path names, the client the
 // headers authenticate (no body is read for a request without a valid key), its permission on the profile, the
 // A2A-Version it asks for; and, once the request is answered, its metrics and log line.
-import type { ClientRecord } from "../journal/index.ts";
-import { EndpointNotFoundError, VersionNotSupportedError } from "../protocol/index.ts";
+import { clientRequestBurst } from "../config/index.ts";
+import { type ClientRecord, storeFailure } from "../journal/index.ts";
+import { EndpointNotFoundError, RateLimitedError, VersionNotSupportedError } from "../protocol/index.ts";
 import { PROTOCOL_VERSION } from "./agent-card.ts";
 import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
 import { recordRequest, taskIdOf } from "./request-log.ts";
@@ -26,9 +27,15 @@ export function profileOf(context: GatewayContext, name: string, request: Reques
   return profile;
 }
 
+/** The requests per second a client may make (its record's own value, else clients.requestsPerSecond); 0 = no limit. */
+export function clientRate(context: GatewayContext, client: ClientRecord): number {
+  return client.requestsPerSecond ?? context.config.clients.requestsPerSecond;
+}
+
 /**
- * Authenticates the request from its headers alone (its Redis lookup bounded by the store deadline) and checks the
- * client's permission on the profile: 401 or 403 before a byte of the body is read.
+ * Authenticates the request from its headers alone (its Redis lookup bounded by the store deadline), checks the
+ * client's permission on the profile and takes the request from the client's rate: 401, 403 or 429 before a byte of
+ * the body is read.
  */
 export async function admit(
   context: GatewayContext,
@@ -38,6 +45,12 @@ export async function admit(
 ): Promise<ClientRecord> {
   const client = await deadline.bound(context.auth.authenticate(request.headers));
   context.auth.authorize(client, profile.profile.name);
+  const perSecond = clientRate(context, client);
+  if (perSecond > 0) {
+    const burst = clientRequestBurst(context.config, perSecond);
+    const waitMs = await deadline.bound(context.rateLimits.take(client.id, perSecond, burst).catch(storeFailure));
+    if (waitMs > 0) throw new RateLimitedError(perSecond, Math.ceil(waitMs / 1000));
+  }
   return client;
 }
 

@@ -7,6 +7,7 @@ import {
   ClientRegistry,
   createRedis,
   KeySpace,
+  RateLimits,
   type RedisLike,
   TaskJournal,
 } from "../journal/index.ts";
@@ -151,6 +152,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     waiting,
     streams,
     streamLeases,
+    rateLimits: new RateLimits(redis, keys),
     auth: new Authenticator(new ClientRegistry(redis, keys), { maxPending: config.server.maxPendingAuthentications }),
     profiles,
     cards: new AgentCards(cardProfiles(config), () => baseUrl, signer),

@@ -14,6 +14,8 @@ export interface ClientRecord {
   limit: number;
   revoked: boolean;
   createdAt: string;
+  /** Requests per second this client may make; undefined = clients.requestsPerSecond, 0 = no limit. */
+  requestsPerSecond?: number | undefined;
 }
 
 export interface NewClient {

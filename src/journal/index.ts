@@ -7,6 +7,7 @@ export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
 export { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "./push-configs.ts";
 export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
+export { RateLimits } from "./rate-limits.ts";
 export { createRedis, isCluster, parseClusterNode, type RedisConnectionOptions } from "./redis-connection.ts";
 export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";

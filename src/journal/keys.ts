@@ -95,6 +95,10 @@ export class KeySpace {
   taskStreams(shard: number, taskId: string): string {
     return `${this.shard(shard)}streams:task:${taskId}`;
   }
+  /** HASH with TTL: a client's request-rate token bucket (t = tokens, ms = last take), shared by every gateway. */
+  clientRate(shard: number, clientId: string): string {
+    return `${this.shard(shard)}rate:client:${clientId}`;
+  }
   /** ZSET: leases of a client's waiting blocking requests, scored by expiry (ms), across every gateway. */
   clientWaiting(shard: number, clientId: string): string {
     return `${this.shard(shard)}waiting:client:${clientId}`;

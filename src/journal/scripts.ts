@@ -22,6 +22,7 @@ const SCRIPT_FILES = {
   pushClaim: "pushClaim-1.lua",
   pushSettle: "pushSettle-4.lua",
   pushConfig: "pushConfig-2.lua",
+  rateLimit: "rateLimit-1.lua",
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
