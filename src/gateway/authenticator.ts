@@ -11,6 +11,8 @@ export const API_KEY_HEADER = "X-API-Key";
 interface CacheEntry {
   readonly expiresAt: number;
   readonly lookup: Promise<ClientRecord | undefined>;
+  /** The client the key belongs to, once the lookup found it. */
+  clientId?: string;
 }
 
 /** The API key a request carries, or undefined. `Authorization: Bearer` wins over the API-key header. */
@@ -88,16 +90,27 @@ export class Authenticator {
       expiresAt: now + this.ttlMs,
       lookup: this.registry
         .authenticate(apiKey)
-        .catch((error: unknown) => {
-          if (this.cache.get(hash) === entry) this.cache.delete(hash);
-          return storeFailure(error);
-        })
+        .then(
+          (record) => {
+            if (record) entry.clientId = record.id;
+            return record;
+          },
+          (error: unknown) => {
+            if (this.cache.get(hash) === entry) this.cache.delete(hash);
+            return storeFailure(error);
+          },
+        )
         .finally(() => {
           this.pending--;
         }),
     };
     this.cache.set(hash, entry);
     return entry.lookup;
+  }
+
+  /** Drops what the cache knows of a client (it was revoked): its next request is looked up again. */
+  forgetClient(clientId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.clientId === clientId) this.cache.delete(hash);
   }
 
   private evictExpired(now: number): void {

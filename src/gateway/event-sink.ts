@@ -31,14 +31,15 @@ export interface SseFraming {
 export class SseEventSink implements EventSink {
   private readonly stream: SseStream;
 
-  /** Opens the SSE response (headers leave with its first comment) and registers it with the stream hub. */
+  /** Opens the SSE response of a client's stream (headers leave with its first comment) and registers it with the hub. */
   constructor(
     private readonly context: GatewayContext,
     private readonly framing: SseFraming,
     signal: AbortSignal,
+    clientId: string,
   ) {
     this.stream = new SseStream(context.config.server.streamBufferMaxBytes, signal);
-    context.streams.add(this.stream);
+    context.streams.add(this.stream, clientId);
   }
 
   /** The HTTP response whose body is this stream. */

@@ -10,6 +10,7 @@ export { type GatewayContext, type ProfileRuntime, profileRuntimes } from "./gat
 export { healthz, type Readiness, readyz, type ShardReadiness } from "./health.ts";
 export { JournalTail, type JournalTailOptions, type TaskFollower, type WaitOutcome } from "./journal-tail.ts";
 export { admit, checkVersion, profileOf, RequestAccount, SERVED_VERSIONS } from "./request-steps.ts";
+export { Revocations, type RevocationsOptions } from "./revocations.ts";
 export { type Served, type ServeOptions, serve } from "./serve.ts";
 export {
   boundedFrame,

@@ -71,7 +71,9 @@ export class JournalTail {
   async start(): Promise<void> {
     const { subscriber, keys, logger } = this.options;
     // A notice is "<taskId> <new state>" (older publishers send the id alone: then every follower reads).
-    subscriber.on("message", (_channel: string, message: string) => {
+    const channel = keys.eventsChannel();
+    subscriber.on("message", (from: string, message: string) => {
+      if (from !== channel) return; // the connection also carries other channels (revocations)
       const space = message.indexOf(" ");
       if (space < 0) this.notice(message, undefined);
       else this.notice(message.slice(0, space), message.slice(space + 1) as TaskState);

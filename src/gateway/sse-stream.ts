@@ -3,8 +3,8 @@
 import { OPEN_COMMENT } from "./sse-frames.ts";
 
 /** How a stream ended: the task reached a closing state, it ran too long, the client left or stopped reading, a
- * failure was sent as an error event, or the gateway is stopping. */
-export type StreamEnd = "done" | "maxDuration" | "clientGone" | "overflow" | "failed" | "stopped";
+ * failure was sent as an error event, the client's key was revoked, or the gateway is stopping. */
+export type StreamEnd = "done" | "maxDuration" | "clientGone" | "overflow" | "failed" | "revoked" | "stopped";
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   "Content-Type": "text/event-stream",
@@ -69,6 +69,12 @@ export class SseStream {
     return this.endedAs;
   }
 
+  /** Bytes queued and not yet taken by the HTTP server (0 once ended). */
+  get queuedBytes(): number {
+    const desired = this.controller.desiredSize;
+    return this.open && desired !== null ? this.bufferMaxBytes - desired : 0;
+  }
+
   /** The queue holds more than bufferMaxBytes: the client has not taken what was sent. */
   get full(): boolean {
     const desired = this.controller.desiredSize;
@@ -95,16 +101,17 @@ export class SseStream {
   }
 
   /**
-   * Ends the stream once. "overflow" drops what is queued and cuts the connection; every other end lets the queue
-   * flush and then closes the response. Listeners run at once either way.
+   * Ends the stream once. "overflow" and "revoked" drop what is queued and cut the connection; every other end lets
+   * the queue flush and then closes the response. Listeners run at once either way.
    */
   end(how: StreamEnd): void {
     if (this.endedAs !== undefined) return;
     this.endedAs = how;
     this.drainListener = undefined;
     try {
-      if (how === "overflow" || how === "clientGone") this.controller.error(new StreamEndedError(how));
-      else this.controller.close();
+      if (how === "overflow" || how === "clientGone" || how === "revoked") {
+        this.controller.error(new StreamEndedError(how));
+      } else this.controller.close();
     } catch {
       // Already canceled by the client: nothing to close.
     }

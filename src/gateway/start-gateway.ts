@@ -20,6 +20,7 @@ import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
 import { JournalTail } from "./journal-tail.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { cardProfiles } from "./push-config-rules.ts";
+import { Revocations } from "./revocations.ts";
 import { serve } from "./serve.ts";
 import { StreamHub } from "./stream-hub.ts";
 import { DEFAULT_STREAM_LEASE_TTL_MS, StreamLeases } from "./stream-leases.ts";
@@ -123,6 +124,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   const streams = new StreamHub({
     keepaliveMs: server.streamKeepaliveSeconds * 1000,
     maxDurationMs: server.streamMaxSeconds * 1000,
+    maxBufferedBytes: server.streamBuffersMaxBytes,
     logger,
   });
   const streamLeases = new StreamLeases({
@@ -140,6 +142,10 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     logger,
   });
   metrics = new GatewayMetrics({ redis, keys, config, openStreams: () => streams.size, logger });
+  const registry = new ClientRegistry(redis, keys);
+  const auth = new Authenticator(registry, { maxPending: server.maxPendingAuthentications });
+  const revocations = new Revocations({ subscriber, registry, keys, streams, auth, logger });
+  await revocations.start();
   let baseUrl = publicUrl(config);
   let requests = 0;
   let inFlight = 0;
@@ -153,7 +159,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     streams,
     streamLeases,
     rateLimits: new RateLimits(redis, keys),
-    auth: new Authenticator(new ClientRegistry(redis, keys), { maxPending: config.server.maxPendingAuthentications }),
+    auth,
     profiles,
     cards: new AgentCards(cardProfiles(config), () => baseUrl, signer),
     logger,
@@ -185,6 +191,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
 
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
+    revocations.stop();
     streams.stop();
     await streamLeases.stop();
     await tail.stop();

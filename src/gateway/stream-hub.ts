@@ -1,5 +1,6 @@
-// Every open SSE stream of this process, and the one timer that serves them all: keep-alive comments after
-// silence, the end at server.streamMaxSeconds, and the disconnect of a client whose buffer stays over its cap.
+// Every open SSE stream of this process, whose client it serves, and the one timer that serves them all: keep-alive
+// comments after silence, the end at server.streamMaxSeconds, the disconnect of a client whose buffer stays over its
+// cap, the process-wide cap on unread bytes, and the end of a revoked client's streams.
 import type { Logger } from "../log.ts";
 import { KEEPALIVE_COMMENT } from "./sse-frames.ts";
 import type { SseStream } from "./sse-stream.ts";
@@ -9,6 +10,8 @@ export interface StreamHubOptions {
   keepaliveMs: number;
   /** server.streamMaxSeconds in ms. */
   maxDurationMs: number;
+  /** server.streamBuffersMaxBytes: unread bytes all streams of this process may hold together. */
+  maxBufferedBytes: number;
   logger: Logger;
 }
 
@@ -18,7 +21,8 @@ export function tickMs(keepaliveMs: number): number {
 }
 
 export class StreamHub {
-  private readonly streams = new Set<SseStream>();
+  /** stream → the id of the client it serves. */
+  private readonly streams = new Map<SseStream, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly tickMs: number;
 
@@ -26,10 +30,10 @@ export class StreamHub {
     this.tickMs = tickMs(options.keepaliveMs);
   }
 
-  /** Watches a stream until it ends. */
-  add(stream: SseStream): void {
+  /** Watches a client's stream until it ends. */
+  add(stream: SseStream, clientId: string): void {
     if (!stream.open) return;
-    this.streams.add(stream);
+    this.streams.set(stream, clientId);
     stream.onEnd(() => {
       this.streams.delete(stream);
       if (this.streams.size === 0) this.stopTimer();
@@ -42,15 +46,32 @@ export class StreamHub {
     return this.streams.size;
   }
 
+  /** The clients with a stream open now. */
+  clients(): string[] {
+    return [...new Set(this.streams.values())];
+  }
+
+  /** Cuts every open stream of a client (its key was revoked); their tasks go on. Returns how many. */
+  endClient(clientId: string): number {
+    let ended = 0;
+    for (const [stream, owner] of [...this.streams]) {
+      if (owner !== clientId) continue;
+      stream.end("revoked");
+      ended++;
+    }
+    return ended;
+  }
+
   /**
    * One pass over every stream (`now` is performance.now()). A comment is sent once a stream has been silent for the
    * keep-alive interval less two ticks, so that no gap exceeds the interval. A full buffer is given one tick to drain:
-   * a client that reads drains it in microseconds, one that does not read is disconnected.
+   * a client that reads drains it in microseconds, one that does not read is disconnected. Past the process-wide cap
+   * on unread bytes, the streams holding the most are cut until the rest fit.
    */
   tick(now: number): void {
     const { keepaliveMs, maxDurationMs } = this.options;
     const silence = Math.max(0, keepaliveMs - 2 * this.tickMs);
-    for (const stream of this.streams) {
+    for (const stream of this.streams.keys()) {
       if (now - stream.openedAt >= maxDurationMs) {
         stream.end("maxDuration");
         continue;
@@ -66,12 +87,38 @@ export class StreamHub {
       stream.fullSince = undefined;
       if (now - stream.lastWriteAt >= silence) stream.write(KEEPALIVE_COMMENT);
     }
+    this.capBuffers();
   }
 
   /** Ends every stream (they close cleanly; their tasks go on) and stops the timer. */
   stop(): void {
-    for (const stream of [...this.streams]) stream.end("stopped");
+    for (const stream of [...this.streams.keys()]) stream.end("stopped");
     this.stopTimer();
+  }
+
+  private capBuffers(): void {
+    const { maxBufferedBytes, logger } = this.options;
+    let total = 0;
+    const holding: { stream: SseStream; bytes: number }[] = [];
+    for (const stream of this.streams.keys()) {
+      const bytes = stream.queuedBytes;
+      if (bytes <= 0) continue;
+      total += bytes;
+      holding.push({ stream, bytes });
+    }
+    if (total <= maxBufferedBytes) return;
+    holding.sort((a, b) => b.bytes - a.bytes);
+    let cut = 0;
+    for (const { stream, bytes } of holding) {
+      if (total <= maxBufferedBytes) break;
+      stream.end("overflow");
+      total -= bytes;
+      cut++;
+    }
+    logger.warn(
+      { cut, maxBufferedBytes },
+      "SSE streams held more unread bytes than the gateway allows; cut the largest",
+    );
   }
 
   private stopTimer(): void {

@@ -95,14 +95,24 @@ export class ClientRegistry {
     return record && !record.revoked ? record : undefined;
   }
 
-  /** Revokes a client: its key stops working at once; its tasks stay until retention. */
+  /**
+   * Revokes a client: its key stops working at once (gateways cache a lookup for at most a second) and every gateway
+   * is told to close its open streams; its tasks stay until retention.
+   */
   async revoke(clientId: string): Promise<boolean> {
     const key = this.recordKey(clientId);
     const keyHash = await this.redis.hget(key, "keyhash");
     if (keyHash === null) return false;
     await this.redis.hset(key, "revoked", 1);
     await this.redis.del(this.keys.apiKey(keyHash));
+    await this.redis.publish(this.keys.revokedChannel(), clientId);
     return true;
+  }
+
+  /** Which of these clients are revoked or gone (their record deleted), in one round trip per shard. */
+  async revokedAmong(clientIds: readonly string[]): Promise<string[]> {
+    const flags = await Promise.all(clientIds.map((id) => this.redis.hget(this.recordKey(id), "revoked")));
+    return clientIds.filter((_, index) => flags[index] !== "0");
   }
 
   /** Sets the limit of queued + running tasks (0 = none). */

@@ -136,6 +136,10 @@ export class KeySpace {
   eventsChannel(): string {
     return `${this.prefix}events`;
   }
+  /** Pub/sub channel: `<clientId>` when a client is revoked, so gateways close its open streams at once. */
+  revokedChannel(): string {
+    return `${this.prefix}revoked`;
+  }
   /** Pub/sub channel: `<runId>` when a running run is asked to cancel. */
   cancelChannel(): string {
     return `${this.prefix}cancel`;

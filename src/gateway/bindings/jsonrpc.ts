@@ -114,7 +114,7 @@ export async function serveJsonRpc(context: GatewayContext, profileName: string,
         throw error;
       });
       deadline.clear();
-      const sink = new SseEventSink(context, jsonRpcFraming(id), request.signal);
+      const sink = new SseEventSink(context, jsonRpcFraming(id), request.signal, client.id);
       opened.open(sink);
       account.answered(0, undefined);
       return sink.response;

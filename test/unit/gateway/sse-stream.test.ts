@@ -8,8 +8,8 @@ const logger = createLogger("test", "error");
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 const hubs: StreamHub[] = [];
 
-function hub(keepaliveMs: number, maxDurationMs: number): StreamHub {
-  const created = new StreamHub({ keepaliveMs, maxDurationMs, logger });
+function hub(keepaliveMs: number, maxDurationMs: number, maxBufferedBytes = 1 << 30): StreamHub {
+  const created = new StreamHub({ keepaliveMs, maxDurationMs, maxBufferedBytes, logger });
   hubs.push(created);
   return created;
 }
@@ -70,7 +70,7 @@ test("it ends once: listeners run once with the first reason; a client that canc
 test("the hub sends a keep-alive after silence, so that no gap exceeds the interval", () => {
   const streams = hub(15_000, 300_000);
   const stream = new SseStream(1024);
-  streams.add(stream);
+  streams.add(stream, "c-1");
   const tick = tickMs(15_000);
   expect(tick).toBe(1000);
   const last = stream.lastWriteAt;
@@ -83,7 +83,7 @@ test("the hub sends a keep-alive after silence, so that no gap exceeds the inter
 test("the hub ends a stream at its maximum duration and forgets it", () => {
   const streams = hub(15_000, 2000);
   const stream = new SseStream(1024);
-  streams.add(stream);
+  streams.add(stream, "c-1");
   expect(streams.size).toBe(1);
   streams.tick(stream.openedAt + 1999);
   expect(stream.open).toBe(true);
@@ -97,8 +97,8 @@ test("the hub cuts a stream that stays full for half a tick, not one that drains
   const streams = hub(4000, 300_000);
   const slow = new SseStream(10);
   const fast = new SseStream(10);
-  streams.add(slow);
-  streams.add(fast);
+  streams.add(slow, "c-1");
+  streams.add(fast, "c-2");
   slow.write(new Uint8Array(20));
   fast.write(new Uint8Array(20));
   const t0 = slow.openedAt + 10;
@@ -112,4 +112,36 @@ test("the hub cuts a stream that stays full for half a tick, not one that drains
   expect(fast.open).toBe(true);
   streams.stop();
   expect(fast.ended).toBe("stopped");
+});
+
+test("past the process-wide cap on unread bytes the hub cuts the streams holding the most, until the rest fit", () => {
+  const streams = hub(15_000, 300_000, 3000);
+  const [big, middle, small] = [new SseStream(10_000), new SseStream(10_000), new SseStream(10_000)];
+  streams.add(big, "c-1");
+  streams.add(middle, "c-2");
+  streams.add(small, "c-3");
+  const bytes = (n: number) => new Uint8Array(n);
+  big.write(bytes(1500));
+  middle.write(bytes(1000));
+  small.write(bytes(400));
+  // ": stream open" is queued in each as well: about 2,950 bytes in all, under the cap.
+  streams.tick(performance.now());
+  expect([big.open, middle.open, small.open]).toEqual([true, true, true]);
+  small.write(bytes(400));
+  streams.tick(performance.now());
+  expect(big.ended).toBe("overflow");
+  expect([middle.open, small.open]).toEqual([true, true]);
+  expect(streams.size).toBe(2);
+});
+
+test("a revoked client's streams are cut; other clients' stay open", () => {
+  const streams = hub(15_000, 300_000);
+  const [first, second, other] = [new SseStream(1024), new SseStream(1024), new SseStream(1024)];
+  streams.add(first, "revoked");
+  streams.add(second, "revoked");
+  streams.add(other, "fine");
+  expect(streams.clients().sort()).toEqual(["fine", "revoked"]);
+  expect(streams.endClient("revoked")).toBe(2);
+  expect([first.ended, second.ended, other.open]).toEqual(["revoked", "revoked", true]);
+  expect(streams.clients()).toEqual(["fine"]);
 });
