@@ -177,7 +177,10 @@ export const PushSchema = Type.Object(
     enabled: Type.Boolean({ default: true, description: "Whether push notifications are offered and delivered." }),
     maxConfigsPerTask: integer("Push notification configs one task may hold.", 10),
     allowHosts: stringList(
-      "Hosts (exact, or *.suffix) exempt from the https-only rule and the private-address checks. Comma-separated in env.",
+      "Webhook receivers exempt from the https-only rule and the private-address checks: host (on the URL scheme's " +
+        "default port only: 80 for http, 443 for https), host:port (that port only) or host:* (any port), and " +
+        "*.suffix for any name under suffix with the same port forms; an IPv6 address in brackets ([::1]:8080). " +
+        "Comma-separated in env.",
     ),
     timeoutSeconds: integer("Timeout of one webhook delivery attempt.", 10),
     maxAttempts: integer("Delivery attempts of one notification before it is given up.", 8),

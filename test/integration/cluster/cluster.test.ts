@@ -7,6 +7,7 @@ import { waitFor } from "../actors/harness.ts";
 import { errorInfo, message, rpc } from "../gateway/harness.ts";
 import { artifactText, type Installation, installation, type Running, taskInState } from "../multi/installation.ts";
 import { acceptedThenCompleted, blockingEcho, pushDelivered, streamedEcho } from "../multi/scenarios.ts";
+import { type Receiver, startReceiver } from "../push/receiver.ts";
 import { type LocalCluster, startCluster } from "./local-cluster.ts";
 
 const SHARDS = 6;
@@ -14,12 +15,19 @@ const SHARDS = 6;
 let cluster: LocalCluster;
 let inst: Installation;
 let gateway: Running & { url: string };
+/** A loopback webhook receiver: the installation allow-lists its port. */
+let hook: Receiver;
 /** Clients whose shards are served by different masters: [master, client]. */
 const clients: { master: string; id: string; key: string }[] = [];
 
 beforeAll(async () => {
   cluster = await startCluster();
-  inst = await installation({ cluster: cluster.nodes, env: { A2A_REDIS_SHARDS: String(SHARDS) } });
+  hook = await startReceiver();
+  inst = await installation({
+    cluster: cluster.nodes,
+    env: { A2A_REDIS_SHARDS: String(SHARDS) },
+    allowHosts: [`127.0.0.1:${hook.port}`],
+  });
   [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
   const masters = new Set<string>();
   while (masters.size < 3) {
@@ -33,6 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await inst?.close();
+  await hook?.close();
   await cluster?.stop();
 }, 30_000);
 
@@ -127,7 +136,7 @@ describe("on a Redis Cluster", () => {
   }, 20_000);
 
   test("a worker delivers the task's webhooks", async () => {
-    await pushDelivered(gateway.url, clients[0]!.key, "pushed from the cluster");
+    await pushDelivered(gateway.url, clients[0]!.key, "pushed from the cluster", hook);
   });
 
   test("the run of a SIGKILLed actor is reclaimed after its lease and completes", async () => {

@@ -39,6 +39,8 @@ export interface InstallationOptions {
   cluster?: readonly string[];
   /** A2A_* variables on top of the short timings below. */
   env?: Record<string, string>;
+  /** push.allowHosts of the config file (none by default), e.g. `127.0.0.1:<port>` of a loopback receiver. */
+  allowHosts?: readonly string[];
 }
 
 export interface Running {
@@ -123,7 +125,8 @@ async function end(running: Running): Promise<void> {
 export async function installation(options: InstallationOptions): Promise<Installation> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-multi-"));
   const configFile = join(dir, "config.json");
-  writeFileSync(configFile, JSON.stringify({ profiles: [ECHO_PROFILE], push: { allowHosts: ["127.0.0.1"] } }));
+  const push = { allowHosts: options.allowHosts ?? [] };
+  writeFileSync(configFile, JSON.stringify({ profiles: [ECHO_PROFILE], push }));
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
   delete env.REDIS_URL;
