@@ -80,7 +80,7 @@ const paramsFor = (taskId: string): Record<string, unknown> => ({
   ListTasks: {},
   CancelTask: { id: taskId },
   SubscribeToTask: { id: taskId },
-  CreateTaskPushNotificationConfig: { taskId, url: "http://127.0.0.1:1/other" },
+  CreateTaskPushNotificationConfig: { taskId, url: `http://127.0.0.1:${hook.port}/other` },
   GetTaskPushNotificationConfig: { taskId, id: taskId },
   ListTaskPushNotificationConfigs: { taskId },
   DeleteTaskPushNotificationConfig: { taskId, id: taskId },

@@ -5,6 +5,7 @@ import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
   accept,
   cleanup,
+  FAULTS_PROFILE,
   type Installation,
   installation,
   killStarted,
@@ -21,6 +22,7 @@ let inst: Installation;
 beforeAll(async () => {
   server = await startRedis();
   inst = await installation(server, {
+    profiles: [FAULTS_PROFILE],
     env: {
       A2A_WORKER_MAX_ATTEMPTS: "2",
       A2A_WORKER_RESTART_INTENSITY: "1",
@@ -37,7 +39,7 @@ afterAll(async () => {
 test("a crash loop: the supervisor gives up past its intensity; the run fails after maxAttempts and is dead-lettered", async () => {
   const work = startCli(inst, ["work", "--actors", "1"]);
   await work.line(/"workerId".*"msg":"actor started"/);
-  const taskId = await accept(inst, "[crash] boom");
+  const taskId = await accept(inst, "[crash] boom", "faults");
 
   // Attempt 1 crashes the actor (restart 1 of 1 allowed); attempt 2, reclaimed after the lease, crashes the
   // replacement; a second restart would exceed the intensity, so the supervisor stops with exit code 1.

@@ -17,6 +17,14 @@ export const ECHO_PROFILE = {
   skill: { id: "echo", name: "Echo", description: "Answers with the text it got." },
 };
 
+/** A profile bound to the `faults` handler: [crash], [hang], long [sleep]s, for tests of what they do to workers. */
+export const FAULTS_PROFILE = {
+  name: "faults",
+  handler: "faults",
+  description: "Plays faults on request.",
+  skill: { id: "faults", name: "Faults", description: "Crashes, hangs and sleeps as instructed." },
+};
+
 export interface InstallationOptions {
   profiles?: Record<string, unknown>[];
   /** A2A_* variables on top of the suite's short timings. */

@@ -5,7 +5,9 @@ import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
   accept,
   cleanup,
+  ECHO_PROFILE,
   events,
+  FAULTS_PROFILE,
   type Installation,
   installation,
   isRunning,
@@ -31,7 +33,7 @@ afterAll(async () => {
 });
 
 async function fresh(): Promise<Installation> {
-  const inst = await installation(server);
+  const inst = await installation(server, { profiles: [ECHO_PROFILE, FAULTS_PROFILE] });
   installs.push(inst);
   return inst;
 }
@@ -111,7 +113,7 @@ test("SIGKILL of the supervisor leaves no actor running, and the orphaned run is
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "2"]);
   const actors = await liveConsumers(inst, 2);
-  const taskId = await accept(inst, "[sleep 30000] orphaned");
+  const taskId = await accept(inst, "[sleep 30000] orphaned", "faults");
   await taskInState(inst, taskId, "TASK_STATE_WORKING");
   process.kill(work.pid, "SIGKILL");
   await waitFor(async () => actors.every((a) => !isRunning(a.pid)), 8000, "every actor to exit");

@@ -69,14 +69,15 @@ describe.skipIf(!deno)("under Deno", () => {
 
   test("a client that goes away ends its stream: the gateway gives its lease back, the task goes on", async () => {
     const leases = new CapacityLeases(inst.redis);
-    const stream = await openStream(gateway.url, "SendStreamingMessage", { message: message("[hang]") }, { key });
+    const faults = { key, profile: "faults" };
+    const stream = await openStream(gateway.url, "SendStreamingMessage", { message: message("[hang]") }, faults);
     await stream.waitForEvents(1);
     const id = stream.results[0].task.id;
     expect(await leases.count(inst.keys.streams())).toBe(1);
     stream.abort();
     await waitFor(async () => (await leases.count(inst.keys.streams())) === 0, 10_000, "the stream lease released");
-    expect((await getTask(gateway.url, key, id)).status.state).toBe("TASK_STATE_WORKING");
-    await rpc(gateway.url, "CancelTask", { id }, { key });
+    expect((await getTask(gateway.url, key, id, "faults")).status.state).toBe("TASK_STATE_WORKING");
+    await rpc(gateway.url, "CancelTask", { id }, faults);
   }, 20_000);
 
   test("a deno actor delivers the webhooks", async () => {
