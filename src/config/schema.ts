@@ -96,7 +96,9 @@ export const WorkerSchema = Type.Object(
     concurrency: integer("Runs one actor executes at once.", 8),
     drainSeconds: integer("On SIGTERM, how long actors may finish their current runs before they are stopped.", 20, 0),
     restartIntensity: integer(
-      "Most actor restarts within restartPeriodSeconds; beyond it the supervisor gives up (a crash loop).",
+      "Most actor restarts within restartPeriodSeconds; beyond it the supervisor gives up (a crash loop). Only exits " +
+        "of actors that were starting or idle count: an actor that dies while a handler runs, or that the watchdog kills " +
+        "once it is up, died of a run (bounded by maxAttempts) and is restarted without counting.",
       5,
       0,
     ),
