@@ -14,6 +14,7 @@ import {
   installation,
   isRunning,
   killStarted,
+  liveWorkers,
   startCli,
   taskInState,
   waitFor,
@@ -65,7 +66,7 @@ const restarts = (lines: readonly string[]) =>
 test("a [crash] message cannot make the supervisor give up: each fails after its attempts, other tasks complete", async () => {
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "2"]);
-  await waitFor(async () => (await workers(inst)).length === 2, 15_000, "two actors");
+  await liveWorkers(inst, 2);
   const { record: other } = await inst.f.clients.add({ name: "another client" });
 
   // Three crashing tasks, each crashing an actor on every attempt: 6 exits, far more than the intensity of 1.

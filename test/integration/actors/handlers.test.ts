@@ -14,10 +14,10 @@ import {
   type Installation,
   installation,
   killStarted,
+  liveWorkers,
   run,
   startCli,
   taskInState,
-  waitFor,
   workers,
 } from "./harness.ts";
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
     ],
   });
   work = startCli(inst, ["work", "--actors", "2"]);
-  await waitFor(async () => (await workers(inst)).length === 2, 10_000, "two actors");
+  await liveWorkers(inst, 2);
 });
 afterAll(async () => {
   work.child.kill("SIGTERM");

@@ -204,6 +204,24 @@ export async function workers(inst: Installation): Promise<WorkerBeat[]> {
   return found;
 }
 
+/**
+ * Waits until `count` running workers have a heartbeat and every shard has its live key, which the accept script
+ * checks (a worker writes its heartbeat hash first and the live keys a round trip later). Returns the workers.
+ */
+export async function liveWorkers(inst: Installation, count: number, timeoutMs = 15_000): Promise<WorkerBeat[]> {
+  return await waitFor(
+    async () => {
+      const found = (await workers(inst)).filter((w) => isRunning(w.pid));
+      if (found.length !== count) return undefined;
+      for (let shard = 0; shard < inst.f.keys.shards; shard++)
+        if ((await inst.f.redis.exists(inst.f.keys.live(shard))) === 0) return undefined;
+      return found;
+    },
+    timeoutMs,
+    `${count} live workers`,
+  );
+}
+
 /** Whether a process exists and is not a zombie. */
 export function isRunning(pid: number): boolean {
   try {

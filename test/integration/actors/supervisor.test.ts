@@ -12,6 +12,7 @@ import {
   installation,
   isRunning,
   killStarted,
+  liveWorkers,
   run,
   startCli,
   task,
@@ -38,16 +39,9 @@ async function fresh(): Promise<Installation> {
   return inst;
 }
 
-/** Live consumers (heartbeat hash present and the process running). */
+/** Live consumers (heartbeat hash present, the process running, the live key the accept script checks written). */
 async function liveConsumers(inst: Installation, count: number) {
-  return await waitFor(
-    async () => {
-      const found = (await workers(inst)).filter((w) => w.mode === "consume" && isRunning(w.pid));
-      return found.length === count ? found : undefined;
-    },
-    10_000,
-    `${count} live consumers`,
-  );
+  return (await liveWorkers(inst, count)).filter((w) => w.mode === "consume");
 }
 
 test("an actor SIGKILLed mid-run is replaced as the run's exit; the run is reclaimed after the lease, completes once", async () => {
