@@ -15,8 +15,8 @@ export const ActorMessageSchema = Type.Union([
   /** Its code and handler modules are loaded: from now on worker.stallSeconds of silence mean a stuck loop. */
   Type.Object({ kind: Type.Literal("ready") }),
   /**
-   * A handler started while none was running ("busy", written before the handler's first line runs), or the last one
-   * running ended ("idle"): an actor that dies busy died of a run.
+   * A handler started while the actor was idle ("busy", written before the handler's first line runs), or no handler
+   * has run for IDLE_AFTER_MS ("idle"): an actor that dies busy died of a run.
    */
   Type.Object({ kind: Type.Literal("busy") }),
   Type.Object({ kind: Type.Literal("idle") }),

@@ -9,16 +9,29 @@ export interface ActivityPipe {
   send(message: ActorMessage): Promise<void>;
 }
 
+/**
+ * How long the actor stays busy after its last handler ended (ms): a busy actor whose runs follow each other sends
+ * nothing at all, and an exit that soon after a run (a timer the handler left behind) is still the run's.
+ */
+export const IDLE_AFTER_MS = 1000;
+
 export class HandlerActivity {
   private running = 0;
+  /** Whether the supervisor was told "busy" last. */
+  private busy = false;
   /** The latest busy/idle message sent: a handler starts only once the busy one is written. */
   private told: Promise<void> = Promise.resolve();
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly pipe: ActivityPipe) {}
+  constructor(
+    private readonly pipe: ActivityPipe,
+    private readonly idleAfterMs = IDLE_AFTER_MS,
+  ) {}
 
   /**
    * The registry's handlers, each one reporting itself: the actor is busy from before the handler's first line runs
-   * until it settles (a handler that never settles keeps it busy, which errs on the side of not counting its exit).
+   * until idleAfterMs after it settles (a handler that never settles keeps it busy, which errs on the side of not
+   * counting its exit).
    */
   wrap(registry: HandlerRegistry): HandlerRegistry {
     const wrapped = new HandlerRegistry();
@@ -42,12 +55,24 @@ export class HandlerActivity {
 
   private async enter(): Promise<void> {
     this.running += 1;
-    if (this.running === 1) this.told = this.pipe.send({ kind: "busy" });
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    if (!this.busy) {
+      this.busy = true;
+      this.told = this.pipe.send({ kind: "busy" });
+    }
     await this.told;
   }
 
   private leave(): void {
     this.running -= 1;
-    if (this.running === 0) this.told = this.pipe.send({ kind: "idle" });
+    if (this.running > 0) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      this.busy = false;
+      this.told = this.pipe.send({ kind: "idle" });
+    }, this.idleAfterMs);
+    // An actor with nothing else to do may exit meanwhile: the supervisor then counts its exit as the run's.
+    this.idleTimer.unref?.();
   }
 }
