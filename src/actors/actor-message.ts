@@ -1,6 +1,6 @@
 // What an actor sends its supervisor on its pipe (see actor-pipe.ts), one JSON line each: a liveness ping with the
-// actor's RSS, the news that it has loaded and starts working, or a metric snapshot. The supervisor's reader checks
-// every line against the schema.
+// actor's RSS, the news that it has loaded and starts working, whether a handler is running in it, or a metric
+// snapshot. The supervisor's reader checks every line against the schema.
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { type Static, Type } from "@sinclair/typebox";
@@ -14,6 +14,12 @@ export const ActorMessageSchema = Type.Union([
   }),
   /** Its code and handler modules are loaded: from now on worker.stallSeconds of silence mean a stuck loop. */
   Type.Object({ kind: Type.Literal("ready") }),
+  /**
+   * A handler started while the actor was idle ("busy", written before the handler's first line runs), or no handler
+   * has run for IDLE_AFTER_MS ("idle"): an actor that dies busy died of a run.
+   */
+  Type.Object({ kind: Type.Literal("busy") }),
+  Type.Object({ kind: Type.Literal("idle") }),
   Type.Object({
     kind: Type.Literal("metrics"),
     /** prom-client's getMetricsAsJSON() of the actor's registry. */
@@ -24,14 +30,21 @@ export type ActorMessage = Static<typeof ActorMessageSchema>;
 
 const MESSAGE = TypeCompiler.Compile(ActorMessageSchema);
 
-/** The supervisor's end: calls `onMessage` for each valid line, `onInvalid` for any other. */
+/**
+ * The supervisor's end: calls `onMessage` for each valid line, `onInvalid` for any other. Resolves once the pipe has
+ * ended and every line it held was handled.
+ */
 export function readActorMessages(
   pipe: Readable,
   onMessage: (message: ActorMessage) => void,
   onInvalid: () => void,
-): void {
-  pipe.on("error", () => {});
-  createInterface({ input: pipe }).on("line", (line) => {
+): Promise<void> {
+  const lines = createInterface({ input: pipe });
+  const ended = new Promise<void>((resolve) => {
+    lines.on("close", resolve);
+    pipe.on("error", resolve);
+  });
+  lines.on("line", (line) => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
@@ -41,4 +54,5 @@ export function readActorMessages(
     if (MESSAGE.Check(parsed)) onMessage(parsed);
     else onInvalid();
   });
+  return ended;
 }

@@ -15,6 +15,7 @@ export { GuardedSink, type GuardedSinkOptions, PROGRESS_INTERVAL_MS, PROGRESS_ME
 export { clockTool, NoWorkspaceError, readFileTool } from "./handlers/builtin-tools.ts";
 export { builtinHandlers, builtinTools, HandlerModuleError, loadHandlerModules } from "./handlers/builtins.ts";
 export { echoHandler, noopHandler } from "./handlers/echo.ts";
+export { faultsHandler } from "./handlers/faults.ts";
 export {
   type AbortReason,
   defineHandler,

@@ -1,7 +1,7 @@
 // Entry of one actor process, started by the supervisor: reads `{config, handlerModules}` from the first stdin line,
-// API keys from the environment; pings the supervisor on its pipe (its watchdog kills an actor that falls silent);
-// drains on SIGTERM/SIGINT or a "drain" line, and exits at once (handing its runs back) when stdin closes, which means
-// the supervisor is gone.
+// API keys from the environment; pings the supervisor on its pipe (its watchdog kills an actor that falls silent) and
+// tells it when handlers run (see handler-activity.ts); drains on SIGTERM/SIGINT or a "drain" line, and exits at once
+// (handing its runs back) when stdin closes, which means the supervisor is gone.
 import { hostname } from "node:os";
 import { createInterface } from "node:readline";
 import { Type } from "@sinclair/typebox";
@@ -12,6 +12,7 @@ import { Actor } from "./actor.ts";
 import { actorPipeFrom } from "./actor-pipe.ts";
 import { resolveApiKeys } from "./api-keys.ts";
 import { connectRedis } from "./connections.ts";
+import { HandlerActivity } from "./handler-activity.ts";
 import { builtinHandlers, builtinTools, loadHandlerModules } from "./handlers/builtins.ts";
 import { ActorMetrics, reportSnapshots } from "./metrics.ts";
 import type { ActorStart } from "./supervisor.ts";
@@ -27,8 +28,10 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
   }
   const { config, handlerModules } = parsed as ActorStart;
   const logger = createLogger("actor", config.log.level, { pretty: wantsPrettyLogs(process.stderr, process.env) });
-  const handlers = builtinHandlers();
-  await loadHandlerModules(handlerModules, handlers);
+  const loaded = builtinHandlers();
+  await loadHandlerModules(handlerModules, loaded);
+  // Supervised, each handler says when it runs: the supervisor does not count the exit of an actor killed by a run.
+  const handlers = pipe ? new HandlerActivity(pipe).wrap(loaded) : loaded;
   const apiKeys = resolveApiKeys(config, process.env);
   const metrics = new ActorMetrics();
   for (const missing of apiKeys.missing) logger.warn({ missing }, "LLM API key variable is not set");
@@ -88,8 +91,9 @@ lines.on("line", (line) => {
   start(line)
     .then(async ({ actor: started, metrics, config }) => {
       actor = started;
-      // Loaded (handler modules included): from now on the watchdog allows only worker.stallSeconds of silence.
-      void pipe?.send({ kind: "ready" });
+      // Loaded (handler modules included): from now on the watchdog allows only worker.stallSeconds of silence, and
+      // an exit counts as idle, not as a failed start. Written before any work begins (a heartbeat shows it was).
+      await pipe?.send({ kind: "ready" });
       const stopReporting = reportMetrics(started, metrics, config);
       if (pendingDrain) started.drain(...pendingDrain);
       await started.run();

@@ -1,7 +1,7 @@
 // The supervisor (`a2a-runtime work`): starts N actor processes, restarts one that exits with exponential backoff,
-// gives up past the restart-intensity limit (like OTP), kills an actor that stalls or outgrows its memory limit (its
-// watchdog), and drains every actor on SIGTERM/SIGINT. It never touches Redis; an actor whose supervisor dies sees
-// its stdin close and exits by itself.
+// gives up past the restart-intensity limit (like OTP) counting only exits that no run caused, kills an actor that
+// stalls or outgrows its memory limit (its watchdog), and drains every actor on SIGTERM/SIGINT. It never touches Redis;
+// an actor whose supervisor dies sees its stdin close and exits by itself.
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import { readActorMessages } from "./actor-message.ts";
 import { ACTOR_PIPE_FD, ACTOR_PIPE_FD_ENV } from "./actor-pipe.ts";
 import { SupervisorMetrics } from "./metrics-server.ts";
-import { RestartPolicy } from "./restart-policy.ts";
+import { type ActorActivity, countsTowardIntensity, exitCause, RestartPolicy } from "./restart-policy.ts";
 import { ActorWatchdog, type KillReason, type KillVerdict } from "./watchdog.ts";
 
 export interface SupervisorOptions {
@@ -39,6 +39,12 @@ export interface ActorStart {
 const KILL_MARGIN_MS = 10_000;
 /** How often the watchdog looks at every actor (ms). */
 const WATCH_INTERVAL_MS = 1000;
+/**
+ * How long after an actor's exit the supervisor waits for the rest of its pipe (ms): the exit can be reported before
+ * the last lines are read, and a "busy" among them decides how the exit counts. A process the actor started may hold
+ * the pipe open; then the supervisor decides on what it has read by then.
+ */
+const PIPE_DRAIN_MS = 2000;
 const MIB = 1024 * 1024;
 
 export function defaultActorCommand(): string[] {
@@ -55,8 +61,10 @@ class Supervisor {
   private killTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly watchdog: ActorWatchdog;
   private watchTimer: ReturnType<typeof setInterval> | undefined;
-  /** Actors the watchdog killed, with the reason: their exit does not count toward the restart intensity. */
+  /** Actors the watchdog killed, with the reason. */
   private readonly killed = new WeakMap<ChildProcess, KillReason>();
+  /** What each actor was doing, from its pipe: an actor that dies busy died of a run (see restart-policy.ts). */
+  private readonly activity = new WeakMap<ChildProcess, ActorActivity>();
   private finished: ((code: number) => void) | undefined;
   readonly done: Promise<number>;
   /** Aggregates the actors' metric snapshots; undefined when worker.metricsPort is 0. */
@@ -127,21 +135,29 @@ class Supervisor {
     const started = Date.now();
     if (child.pid !== undefined) this.watchdog.watch(slot, child.pid, started);
     const pipe = child.stdio[ACTOR_PIPE_FD];
-    if (pipe instanceof Readable)
-      readActorMessages(
-        pipe,
-        (message) => {
-          if (this.children[slot] === child) this.watchdog.seen(slot, Date.now(), message);
-          if (message.kind === "metrics") this.metrics?.record(slot, message.metrics);
-        },
-        () => this.o.logger.warn({ slot }, "an actor sent a line on its pipe that is not a message"),
-      );
+    this.activity.set(child, "starting");
+    const pipeRead =
+      pipe instanceof Readable
+        ? readActorMessages(
+            pipe,
+            (message) => {
+              if (this.children[slot] === child) this.watchdog.seen(slot, Date.now(), message);
+              if (message.kind === "metrics") this.metrics?.record(slot, message.metrics);
+              else if (message.kind === "ready" || message.kind === "idle") this.activity.set(child, "idle");
+              else if (message.kind === "busy") this.activity.set(child, "busy");
+            },
+            () => this.o.logger.warn({ slot }, "an actor sent a line on its pipe that is not a message"),
+          )
+        : Promise.resolve();
     this.children[slot] = child;
     const start: ActorStart = { config: this.config, handlerModules: [...(this.o.handlerModules ?? [])] };
     child.stdin?.on("error", () => {}); // an actor that died before reading: its exit is handled below
     child.stdin?.write(`${JSON.stringify(start)}\n`);
     child.on("error", (error) => this.o.logger.error({ err: error, slot }, "actor could not be started"));
-    child.on("exit", (code, signal) => this.onExit(slot, child, started, code, signal));
+    child.on("exit", (code, signal) => {
+      this.onExit(slot, child);
+      void within(pipeRead, PIPE_DRAIN_MS).then(() => this.restartOrGiveUp(slot, child, started, code, signal));
+    });
     this.o.logger.info({ slot, actorPid: child.pid }, "actor started");
   }
 
@@ -172,33 +188,52 @@ class Supervisor {
       );
   }
 
-  private onExit(slot: number, child: ChildProcess, started: number, code: number | null, signal: string | null): void {
+  /** The slot is free from the moment its actor exits (a drain need not wait for the rest of its pipe). */
+  private onExit(slot: number, child: ChildProcess): void {
     if (this.children[slot] === child) {
       this.children[slot] = undefined;
       this.watchdog.forget(slot);
     }
     this.metrics?.retire(slot);
-    if (this.draining) {
-      this.o.logger.info({ slot, actorPid: child.pid, code, signal }, "actor exited");
-      this.checkDone();
-      return;
-    }
+    if (!this.draining) return;
+    this.o.logger.info({ slot, actorPid: child.pid, code: child.exitCode, signal: child.signalCode }, "actor exited");
+    this.checkDone();
+  }
+
+  /** Once the actor's pipe is read to its end: restarts the slot, or gives up past the restart intensity. */
+  private restartOrGiveUp(
+    slot: number,
+    child: ChildProcess,
+    started: number,
+    code: number | null,
+    signal: string | null,
+  ): void {
+    if (this.draining) return;
     const now = Date.now();
     const killedFor = this.killed.get(child);
-    const decision = this.policy.onExit(slot, now, now - started, killedFor === undefined);
+    const cause = exitCause(this.activity.get(child) ?? "starting", killedFor);
+    const decision = this.policy.onExit(slot, now, now - started, countsTowardIntensity(cause));
     const { restartIntensity, restartPeriodSeconds } = this.config.worker;
     if (decision.action === "give-up") {
       this.o.logger.fatal(
-        { slot, actorPid: child.pid, code, signal, restartIntensity, restartPeriodSeconds },
-        `restart intensity exceeded: more than ${restartIntensity} actor restarts within ${restartPeriodSeconds} s; ` +
-          "the supervisor gives up and stops",
+        { slot, actorPid: child.pid, code, signal, cause, restartIntensity, restartPeriodSeconds },
+        `restart intensity exceeded: more than ${restartIntensity} actor restarts within ${restartPeriodSeconds} s ` +
+          "(exits while starting or idle; a run's do not count); the supervisor gives up and stops",
       );
       this.gaveUp = true;
       this.drain("restart intensity exceeded");
       return;
     }
     this.o.logger.warn(
-      { slot, actorPid: child.pid, code, signal, ...(killedFor ? { killedFor } : {}), delayMs: decision.delayMs },
+      {
+        slot,
+        actorPid: child.pid,
+        code,
+        signal,
+        cause,
+        ...(killedFor ? { killedFor } : {}),
+        delayMs: decision.delayMs,
+      },
       "actor exited; restarting",
     );
     this.restartTimers.set(
@@ -220,6 +255,15 @@ class Supervisor {
     this.o.logger.info({ code }, "supervisor stopped");
     this.finished?.(code);
   }
+}
+
+/** Resolves when `done` does or after `ms`, whichever comes first. */
+function within(done: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([done, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,5 +1,6 @@
 // The config area's public surface: the schema, its types, the loader and the values derived from a loaded config.
 // Other areas import configuration only from here; nothing here reads the environment by itself.
+export { type AllowHost, type AllowHostParse, parseAllowHost } from "./allow-hosts.ts";
 export { compileJsonSchema, type SchemaCheck, type SchemaViolation } from "./json-schema.ts";
 export {
   ConfigError,

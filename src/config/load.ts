@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { KindGuard, type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { parseAllowHost } from "./allow-hosts.ts";
 import { compileJsonSchema } from "./json-schema.ts";
 import {
   type Config,
@@ -12,6 +13,7 @@ import {
   denyPatternRegExp,
   GuardrailsSchema,
   LlmSchema,
+  PushSchema,
   RedisSchema,
   ServerSchema,
   WorkerSchema,
@@ -146,7 +148,8 @@ export function loadConfig(options: LoadConfigOptions): Config {
   const report = (pointer: string, message: string): void => {
     if (reported.has(pointer)) return; // one problem per key: the first is the most telling
     reported.add(pointer);
-    const source = envSources.get(pointer);
+    // An item of a list set from the environment (push.allowHosts[1]) names the variable of its list.
+    const source = envSources.get(pointer) ?? envSources.get(pointer.replace(/\/\d+$/, ""));
     problems.push(`${label(pointer, input)}: ${message}${source === undefined ? "" : ` (from ${source})`}`);
   };
 
@@ -251,6 +254,11 @@ function checkRelations(config: unknown, report: Report): void {
       "/worker/actorMaxMemoryMb",
       `must be 0 (no limit) or at least ${MIN_ACTOR_MEMORY_MB}: an idle actor holds about 70 MiB (got ${memory})`,
     );
+  const allowHosts = validKeys(PushSchema, config.push, ["allowHosts"])?.allowHosts;
+  allowHosts?.forEach((entry, index) => {
+    const read = parseAllowHost(entry);
+    if (!read.ok) report(`/push/allowHosts/${index}`, `${read.problem} (got ${JSON.stringify(entry)})`);
+  });
   const redisUrl = validKeys(RedisSchema, config.redis, ["url"])?.url;
   if (redisUrl !== undefined) checkUrl("/redis/url", redisUrl, ["redis:", "rediss:"], report);
   if (Array.isArray(config.profiles)) checkProfiles(config.profiles, report);

@@ -116,7 +116,9 @@ export const WorkerSchema = Type.Object(
     concurrency: integer("Runs one actor executes at once.", 8),
     drainSeconds: integer("On SIGTERM, how long actors may finish their current runs before they are stopped.", 20, 0),
     restartIntensity: integer(
-      "Most actor restarts within restartPeriodSeconds; beyond it the supervisor gives up (a crash loop).",
+      "Most actor restarts within restartPeriodSeconds; beyond it the supervisor gives up (a crash loop). Only exits " +
+        "of actors that were starting or idle count: an actor that dies while a handler runs, or that the watchdog kills " +
+        "once it is up, died of a run (bounded by maxAttempts) and is restarted without counting.",
       5,
       0,
     ),
@@ -197,7 +199,10 @@ export const PushSchema = Type.Object(
     enabled: Type.Boolean({ default: true, description: "Whether push notifications are offered and delivered." }),
     maxConfigsPerTask: integer("Push notification configs one task may hold.", 10),
     allowHosts: stringList(
-      "Hosts (exact, or *.suffix) exempt from the https-only rule and the private-address checks. Comma-separated in env.",
+      "Webhook receivers exempt from the https-only rule and the private-address checks: host (on the URL scheme's " +
+        "default port only: 80 for http, 443 for https), host:port (that port only) or host:* (any port), and " +
+        "*.suffix for any name under suffix with the same port forms; an IPv6 address in brackets ([::1]:8080). " +
+        "Comma-separated in env.",
     ),
     timeoutSeconds: integer("Timeout of one webhook delivery attempt.", 10),
     maxAttempts: integer("Delivery attempts of one notification before it is given up.", 8),

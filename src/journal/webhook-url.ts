@@ -1,9 +1,14 @@
-// The request-forgery checks of a webhook URL that need no network: scheme, user:password, allow-list, and a literal IP
-// host's range. The gateway runs them when a config is created; push delivery runs them again before resolving the name.
+// The request-forgery checks of a webhook URL that need no network: scheme, user:password, allow-list (host and port),
+// and a literal IP host's range. The gateway runs them when a config is created; push delivery runs them again before
+// resolving the name.
+import { type AllowHost, parseAllowHost } from "../config/index.ts";
 import { addressKind, parseIp } from "./ip-address.ts";
 
 export interface AddressPolicy {
-  /** Host names (exact, or `*.suffix` for any subdomain) exempt from the https rule and the address checks. */
+  /**
+   * Entries exempt from the https rule and the address checks (see parseAllowHost): `host` on the URL scheme's default
+   * port only, `host:port` on that port, `host:*` on any; `*.suffix` for any name under suffix, with the same ports.
+   */
   allowHosts: readonly string[];
 }
 
@@ -12,31 +17,45 @@ export type UrlRefusal = { ok: false; reason: string; transient?: true };
 
 export type UrlForm = { ok: true; url: URL; host: string; allowListed: boolean } | UrlRefusal;
 
-/** A host as the URL parser writes it, lower case, without IPv6 brackets or a trailing dot. */
-function canonicalHost(text: string): string {
-  const trimmed = text.trim().toLowerCase();
-  const bracketed = trimmed.includes(":") && !trimmed.startsWith("[") ? `[${trimmed}]` : trimmed;
-  let host = trimmed;
-  try {
-    host = new URL(`http://${bracketed}/`).hostname;
-  } catch {
-    // Not a valid host: compare it as written, it then matches nothing a URL can hold.
-  }
+/** Parsed lists: a loaded config's list is one frozen array, read once. */
+const parsedLists = new WeakMap<readonly string[], readonly AllowHost[]>();
+
+/** The entries that parse; the config loader refused the others, so any left here (a test's list) match nothing. */
+function allowList(allowHosts: readonly string[]): readonly AllowHost[] {
+  const known = parsedLists.get(allowHosts);
+  if (known !== undefined) return known;
+  const parsed = allowHosts.flatMap((text) => {
+    const read = parseAllowHost(text);
+    return read.ok ? [read.entry] : [];
+  });
+  if (Object.isFrozen(allowHosts)) parsedLists.set(allowHosts, parsed);
+  return parsed;
+}
+
+/** A URL's host as allow-list entries hold it: the parser's spelling, without IPv6 brackets or a trailing dot. */
+function hostOf(url: URL): string {
+  let host = url.hostname;
   if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
   return host.endsWith(".") ? host.slice(0, -1) : host;
 }
 
-/** Whether `hostname` is on the allow-list: an exact entry, or `*.example.com` for any name under example.com. */
-export function isAllowListed(hostname: string, allowHosts: readonly string[]): boolean {
-  const host = canonicalHost(hostname);
-  return allowHosts.some((entry) => {
-    const trimmed = entry.trim();
-    if (trimmed.startsWith("*.")) {
-      const suffix = canonicalHost(trimmed.slice(2));
-      return suffix !== "" && host.endsWith(`.${suffix}`);
-    }
-    return trimmed !== "" && canonicalHost(trimmed) === host;
-  });
+function portMatches(allowed: AllowHost["port"], url: URL): boolean {
+  if (allowed === "any") return true;
+  // The URL parser leaves the port empty when it is the scheme's default (http://h:80/ has port "").
+  if (allowed === "default") return url.port === "";
+  return (url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)) === allowed;
+}
+
+/**
+ * Whether the URL's host and port are on the allow-list: an entry without a port covers only the scheme's default
+ * port, `host:port` that port, `host:*` every port; `*.example.com` covers any name under example.com.
+ */
+export function isAllowListed(url: URL, allowHosts: readonly string[]): boolean {
+  const host = hostOf(url);
+  return allowList(allowHosts).some(
+    (entry) =>
+      (entry.subdomains ? host.endsWith(`.${entry.host}`) : host === entry.host) && portMatches(entry.port, url),
+  );
 }
 
 /**
@@ -54,9 +73,9 @@ export function checkUrlForm(raw: string, policy: AddressPolicy): UrlForm {
     return { ok: false, reason: `scheme ${url.protocol} not allowed` };
   }
   if (url.username !== "" || url.password !== "") return { ok: false, reason: "credentials in url not allowed" };
-  const host = canonicalHost(url.hostname);
+  const host = hostOf(url);
   if (host === "") return { ok: false, reason: "missing host" };
-  const allowListed = isAllowListed(host, policy.allowHosts);
+  const allowListed = isAllowListed(url, policy.allowHosts);
   if (!allowListed) {
     const kind = parseIp(host) === undefined ? undefined : addressKind(host);
     if (kind !== undefined) return { ok: false, reason: `${kind} address ${host}` };

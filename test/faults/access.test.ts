@@ -31,10 +31,11 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "a2a-access-"));
   const config = join(dir, "config.json");
   const other = { ...ECHO_PROFILE, name: "other", skill: { ...ECHO_PROFILE.skill, id: "other" } };
-  writeFileSync(config, JSON.stringify({ profiles: [ECHO_PROFILE, other], push: { allowHosts: ["127.0.0.1"] } }));
+  hook = await startReceiver();
+  const allowHosts = [`127.0.0.1:${hook.port}`];
+  writeFileSync(config, JSON.stringify({ profiles: [ECHO_PROFILE, other], push: { allowHosts } }));
   server = await startRedis();
   redis = server.client();
-  hook = await startReceiver();
   inst = await installation({ redisUrl: server.url, env: { A2A_CONFIG: config, A2A_LOG_LEVEL: "debug" } });
   [gateway, work] = await Promise.all([inst.gateway(), inst.work("bun", 1)]);
   const victim = await inst.client();
@@ -79,7 +80,7 @@ const paramsFor = (taskId: string): Record<string, unknown> => ({
   ListTasks: {},
   CancelTask: { id: taskId },
   SubscribeToTask: { id: taskId },
-  CreateTaskPushNotificationConfig: { taskId, url: "http://127.0.0.1:1/other" },
+  CreateTaskPushNotificationConfig: { taskId, url: `http://127.0.0.1:${hook.port}/other` },
   GetTaskPushNotificationConfig: { taskId, id: taskId },
   ListTaskPushNotificationConfigs: { taskId },
   DeleteTaskPushNotificationConfig: { taskId, id: taskId },

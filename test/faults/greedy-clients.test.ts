@@ -46,10 +46,15 @@ test("a flood of greedy clients: another client's GetTask stays fast; the flood 
     gateway.url,
     "SendMessage",
     { message: message("[chunks 400 10] ".concat("z".repeat(40_000))), configuration: { returnImmediately: true } },
-    { key: greedy.key },
+    { key: greedy.key, profile: "faults" },
   );
   const slow = Array.from({ length: 8 }, () =>
-    openRawStream(port, "SubscribeToTask", { id: streamed.body.result.task.id }, { key: greedy.key, paused: true }),
+    openRawStream(
+      port,
+      "SubscribeToTask",
+      { id: streamed.body.result.task.id },
+      { key: greedy.key, paused: true, profile: "faults" },
+    ),
   );
 
   // The flood: lanes of blocking requests sent back to back for the whole measurement, far beyond the waiting limit.

@@ -1,6 +1,7 @@
-// Scenario 7: handlers that throw, hang, spin or hog memory, mixed into a few hundred echo tasks on a real installation
-// (gateway + `work` with a fixture handler module). Every task settles as documented, no innocent task is lost or
-// finished twice, the supervisor's watchdog kills the stuck and the bloated actors and goes on, the invariants hold.
+// Scenario 7: handlers that throw, hang, spin, hog memory or crash their process, mixed into a few hundred echo tasks
+// on a real installation (gateway + `work` with a fixture handler module, and the built-in faults handler). Every task
+// settles as documented, no innocent task is lost or finished twice, the supervisor's watchdog kills the stuck and the
+// bloated actors, crashed actors are restarted without counting toward the intensity, the invariants hold.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +25,7 @@ const LIMIT_SECONDS = 1;
 const MAX_ATTEMPTS = 5;
 const STUCK_AFTER_MS = 2000 + 1000 + 2000; // lease + reclaim interval + slack for a loaded machine
 
-type Kind = "normal" | "throw" | "hang" | "spin" | "hog";
+type Kind = "normal" | "throw" | "hang" | "spin" | "hog" | "crash";
 
 let dir: string | undefined;
 let server: TestRedis;
@@ -43,7 +44,9 @@ beforeAll(async () => {
   // Hangs have a profile of their own with a short time limit; spins and hogs must meet the watchdog, not the limit.
   const faulty = { ...ECHO_PROFILE, ...keep, name: "faulty", handler: "faulty" };
   const hangs = { ...faulty, name: "hangs", runTimeoutSeconds: LIMIT_SECONDS };
-  writeFileSync(config, JSON.stringify({ profiles: [{ ...ECHO_PROFILE, ...keep }, faulty, hangs] }));
+  // Crashes go to the built-in faults handler: its [crash] ends the actor process, as a handler's process.exit would.
+  const crashes = { ...faulty, name: "crashes", handler: "faults" };
+  writeFileSync(config, JSON.stringify({ profiles: [{ ...ECHO_PROFILE, ...keep }, faulty, hangs, crashes] }));
   server = await startRedis();
   redis = server.client();
   metricsPort = await freePort();
@@ -55,7 +58,7 @@ beforeAll(async () => {
       A2A_WORKER_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
       A2A_WORKER_STALL_SECONDS: "2",
       A2A_WORKER_ACTOR_MAX_MEMORY_MB: "200",
-      // Lower than the watchdog kills to come: they must not count.
+      // Lower than the watchdog kills and the crashes to come: they must not count.
       A2A_WORKER_RESTART_INTENSITY: "2",
       // An actor that lived 2 s (every stalled one did) restarts after the base backoff of 250 ms.
       A2A_WORKER_RESTART_PERIOD_SECONDS: "2",
@@ -72,13 +75,16 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
-/** How many tasks of each faulty kind: a spin or a hog costs an actor per attempt, a throw or a hang costs nothing. */
-const FAULTS = { throw: load(3, 30), hang: load(3, 30), spin: load(2, 10), hog: load(2, 10) };
+/**
+ * How many tasks of each faulty kind: a spin, a hog or a crash costs an actor per attempt, a throw or a hang costs
+ * nothing.
+ */
+const FAULTS = { throw: load(3, 30), hang: load(3, 30), spin: load(2, 10), hog: load(2, 10), crash: load(2, 10) };
 
 /** The task plan: `count` tasks, FAULTS at seeded positions, the rest echo (every third sleeps). */
 function plan(count: number, random: () => number): Kind[] {
   const kinds: Kind[] = Array.from({ length: count }, () => "normal");
-  for (const kind of ["throw", "hang", "spin", "hog"] as const) {
+  for (const kind of ["throw", "hang", "spin", "hog", "crash"] as const) {
     for (let placed = 0; placed < FAULTS[kind]; ) {
       // Not among the very first tasks: the faults land while normal work is in flight.
       const at = 10 + Math.floor(random() * (count - 10));
@@ -90,6 +96,16 @@ function plan(count: number, random: () => number): Kind[] {
   return kinds;
 }
 
+/** The profile each kind of task is sent to (see the config written in beforeAll). */
+const PROFILE_OF: Record<Kind, string> = {
+  normal: "echo",
+  throw: "faulty",
+  hang: "hangs",
+  spin: "faulty",
+  hog: "faulty",
+  crash: "crashes",
+};
+
 const textOf = (kind: Kind, i: number) =>
   kind === "normal" ? (i % 3 === 0 ? `[sleep 200] run ${i}` : `run ${i}`) : `[${kind}] task ${i}`;
 
@@ -99,7 +115,7 @@ async function acceptAll(kinds: readonly Kind[]): Promise<string[]> {
     const body = { message: message(textOf(kind, i)), configuration: { returnImmediately: true } };
     const answer = await rpc(gateway.url, "SendMessage", body, {
       key,
-      profile: kind === "normal" ? "echo" : kind === "hang" ? "hangs" : "faulty",
+      profile: PROFILE_OF[kind],
     });
     if (!answer.body?.result?.task?.id) throw new Error(`accept ${i}: ${answer.status} ${JSON.stringify(answer.body)}`);
     return answer.body.result.task.id as string;
@@ -133,7 +149,7 @@ async function metric(series: string): Promise<number> {
 }
 
 test(
-  "handlers that throw, hang, spin or hog memory among echo tasks: each ends as documented, no innocent is lost",
+  "handlers that throw, hang, spin, hog memory or crash among echo tasks: each ends as documented, no innocent is lost",
   async () => {
     const seed = runSeed();
     console.log(`handler-faults seed ${seed} (A2A_FAULT_SEED replays its plan)`);
@@ -143,8 +159,8 @@ test(
     const found = await settle(ids, scaled(60_000));
     const settledMs = Date.now() - started;
 
-    // A dead letter follows its task's FAILED status: wait for those of the spins and hogs.
-    const deadExpected = FAULTS.spin + FAULTS.hog;
+    // A dead letter follows its task's FAILED status: wait for those of the spins, hogs and crashes.
+    const deadExpected = FAULTS.spin + FAULTS.hog + FAULTS.crash;
     await waitFor(async () => (await redis.xlen(inst.keys.dead(0))) >= deadExpected, 5000, "the dead letters");
     const deadTasks = new Map<string, string>();
     for (const [, fields] of await redis.xrange(inst.keys.dead(0), "-", "+")) {
@@ -157,6 +173,7 @@ test(
       hang: timeLimitFailure(LIMIT_SECONDS),
       spin: exhausted,
       hog: exhausted,
+      crash: exhausted,
     };
     let completed = 0;
     let faultsRetried = 0;
@@ -179,10 +196,10 @@ test(
       const reason = joinedText(st, "st");
       if (found[i] !== "TASK_STATE_FAILED" || reason !== expected[kind]) wrong.push(`${kind} task ${i}: ${reason}`);
       const dead = deadTasks.get(id);
-      const shouldBeDead = kind === "spin" || kind === "hog";
+      const shouldBeDead = kind === "spin" || kind === "hog" || kind === "crash";
       if (shouldBeDead !== (dead === `attempts exhausted (${MAX_ATTEMPTS})`))
         wrong.push(`${kind} task ${i}: dead ${dead}`);
-      // A throw or a hang is not retried for its own fault, but one that shared an actor with a spin or a hog was.
+      // A throw or a hang is not retried for its own fault, but one that shared an actor with a spin, a hog or a crash was.
       if (!shouldBeDead && tries > 1) faultsRetried += 1;
     }
     expect(wrong).toEqual([]);
@@ -218,6 +235,15 @@ test(
     expect(timeouts).toBeLessThanOrEqual(FAULTS.hang);
     const peakRssMb = Math.max(...killLines("memory").map((line) => Number(/"rssMb":(\d+)/.exec(line)?.[1] ?? 0)));
 
+    // Each crash ended an actor while its handler ran: restarted as a run's exit (an attempt of a crash that shared its
+    // actor with a spin never ran its handler, hence at most, not exactly, one exit per attempt).
+    const crashExits = work.lines.filter((line) =>
+      /"code":1,"signal":null,"cause":"run".*actor exited; restarting/.test(line),
+    );
+    expect(crashExits.length).toBeGreaterThanOrEqual(FAULTS.crash);
+    expect(crashExits.length).toBeLessThanOrEqual(FAULTS.crash * MAX_ATTEMPTS);
+    expect(work.lines.filter((line) => /"cause":"(idle|startup)"/.test(line))).toEqual([]);
+
     // The supervisor is still running, past restartIntensity 2, and its actors serve.
     expect(work.child.exitCode).toBeNull();
     expect(work.lines.some((line) => /restart intensity exceeded/.test(line))).toBe(false);
@@ -239,6 +265,7 @@ test(
       deadLettered: deadTasks.size,
       killsStalled: stalled,
       killsMemory: memory,
+      crashExits: crashExits.length,
       peakRssMbAtKill: peakRssMb,
       innocentsRetried,
       faultsRetried,

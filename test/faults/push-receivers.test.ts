@@ -42,8 +42,15 @@ beforeAll(async () => {
   // The journal is kept an hour (not the default minute), so each config's expected events can be read at the end.
   dir = mkdtempSync(join(tmpdir(), "a2a-push-faults-"));
   const config = join(dir, "config.json");
+  // The receivers listen first: the allow-list names their port, and no other port of 127.0.0.1.
+  hooks = await startReceivers({
+    secrets: SECRETS,
+    slowMs: SLOW_MS,
+    gatewayPid: () => gateway.pid,
+    supervisorPid: () => work.pid,
+  });
   const push = {
-    allowHosts: ["127.0.0.1"],
+    allowHosts: [`127.0.0.1:${new URL(hooks.base).port}`],
     maxAttempts: MAX_ATTEMPTS,
     timeoutSeconds: TIMEOUT_SECONDS,
     retryBaseMs: RETRY_BASE_MS,
@@ -66,12 +73,6 @@ beforeAll(async () => {
   });
   [gateway, work] = await Promise.all([inst.gateway(), inst.work("bun", 3)]);
   ({ key } = await inst.client());
-  hooks = await startReceivers({
-    secrets: SECRETS,
-    slowMs: SLOW_MS,
-    gatewayPid: () => gateway.pid,
-    supervisorPid: () => work.pid,
-  });
 }, 60_000);
 
 afterAll(async () => {

@@ -4,13 +4,14 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { clockTool, readFileTool } from "./builtin-tools.ts";
 import { echoHandler, noopHandler } from "./echo.ts";
+import { faultsHandler } from "./faults.ts";
 import { HandlerRegistry, isNamedHandler } from "./handler-api.ts";
 import { llmHandler } from "./llm.ts";
 import { ToolRegistry } from "./tools.ts";
 
-/** A registry holding `echo`, `noop` and `llm`. */
+/** A registry holding `echo`, `noop`, `llm` and `faults` (which no profile uses unless an operator binds one to it). */
 export function builtinHandlers(): HandlerRegistry {
-  return new HandlerRegistry().register(echoHandler).register(noopHandler).register(llmHandler);
+  return new HandlerRegistry().register(echoHandler).register(noopHandler).register(llmHandler).register(faultsHandler);
 }
 
 /** A registry holding the tools `clock` and `read_file`. */

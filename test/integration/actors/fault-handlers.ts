@@ -1,5 +1,5 @@
 // A handler module that misbehaves on purpose, for the time-limit and watchdog tests (`work --handlers <this file>`).
-// The latest message picks the fault: [throw], [hang] (never settles and ignores its signal, unlike echo's [hang]),
+// The latest message picks the fault: [throw], [hang] (never settles and ignores its signal, unlike faults' [hang]),
 // [spin] (a synchronous endless loop) or [hog] (allocates ~20 MB every ~20 ms); any other text is run by echo.
 import { echoHandler } from "../../../src/actors/handlers/echo.ts";
 import { defineHandler, textOf } from "../../../src/actors/handlers/handler-api.ts";

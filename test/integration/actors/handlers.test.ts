@@ -1,5 +1,6 @@
-// Handlers run by real actors: cancel of a running 30 s echo ends CANCELED in under 2 s; INPUT_REQUIRED resumes the
-// same run; AUTH_REQUIRED; failures with a shown or a generic reason; streamed chunks; a refused tool in the task.
+// Handlers run by real actors: cancel of a running 30 s run ends CANCELED in under 2 s; INPUT_REQUIRED resumes the
+// same run; AUTH_REQUIRED; failures with a shown or a generic reason; streamed chunks; a refused tool in the task;
+// echo's limits: [crash] and [hang] are text to it, a long [sleep] or a huge [chunks] is refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -9,13 +10,14 @@ import {
   cleanup,
   ECHO_PROFILE,
   events,
+  FAULTS_PROFILE,
   type Installation,
   installation,
   killStarted,
+  liveWorkers,
   run,
   startCli,
   taskInState,
-  waitFor,
   workers,
 } from "./harness.ts";
 
@@ -28,10 +30,11 @@ beforeAll(async () => {
     profiles: [
       { ...ECHO_PROFILE, tools: ["clock", "read_file"] },
       { ...ECHO_PROFILE, name: "quiet", handler: "noop" },
+      FAULTS_PROFILE,
     ],
   });
   work = startCli(inst, ["work", "--actors", "2"]);
-  await waitFor(async () => (await workers(inst)).length === 2, 10_000, "two actors");
+  await liveWorkers(inst, 2);
 });
 afterAll(async () => {
   work.child.kill("SIGTERM");
@@ -44,11 +47,11 @@ afterAll(async () => {
 const RETENTION = { retentionSeconds: 60, journalRetentionSeconds: 60 };
 const text = (parts: { text?: string }[] | undefined) => (parts ?? []).map((p) => p.text ?? "").join("");
 
-test("cancel of a running echo that takes 30 s ends it CANCELED in under 2 s", async () => {
-  const taskId = await accept(inst, "[sleep 30000] slow");
+test("cancel of a running run that takes 30 s ends it CANCELED in under 2 s", async () => {
+  const taskId = await accept(inst, "[sleep 30000] slow", "faults");
   await taskInState(inst, taskId, "TASK_STATE_WORKING");
   const started = Date.now();
-  const { canceledNow } = await inst.f.journal.cancel(inst.clientId, taskId, "echo", RETENTION);
+  const { canceledNow } = await inst.f.journal.cancel(inst.clientId, taskId, "faults", RETENTION);
   expect(canceledNow).toBe(false); // running: the actor is asked and ends it
   const canceled = await taskInState(inst, taskId, "TASK_STATE_CANCELED", 5000);
   expect(Date.now() - started).toBeLessThan(2000);
@@ -121,6 +124,44 @@ test("a tool outside the allow-list is refused, and the refusal is visible in th
   // an allowed tool runs: clock's result is echoed
   const clock = await taskInState(inst, await accept(inst, "[tool clock] time"), "TASK_STATE_COMPLETED");
   expect(text(clock.artifacts[0]?.parts)).toMatch(/^\{"now":"\d{4}-.*Z"\}\ntime$/);
+});
+
+test("a [crash] or [hang] message to echo is echoed as text: the task completes and no actor exits", async () => {
+  const before = (await workers(inst)).map((w) => w.pid).sort();
+  const crash = await taskInState(inst, await accept(inst, "[crash] boom"), "TASK_STATE_COMPLETED");
+  expect(text(crash.artifacts[0]?.parts)).toBe("[crash] boom");
+  const hang = await taskInState(inst, await accept(inst, "[hang] [progress] forever"), "TASK_STATE_COMPLETED");
+  expect(text(hang.artifacts[0]?.parts)).toBe("[hang] forever");
+  expect((await workers(inst)).map((w) => w.pid).sort()).toEqual(before);
+  expect(work.lines.filter((line) => /actor exited/.test(line))).toEqual([]);
+});
+
+test("echo refuses a long [sleep] or a huge [chunks] before doing anything: the task fails with the limit", async () => {
+  const cases: [string, string][] = [
+    ["[sleep 20000] late", "Echo waits at most 10000 ms in all, sleeps and chunk delays together (asked for 20000 ms)"],
+    [
+      "[sleep 6000] [progress] [sleep 6000] twice",
+      "Echo waits at most 10000 ms in all, sleeps and chunk delays together (asked for 12000 ms)",
+    ],
+    ["[chunks 101] many", "Echo sends at most 100 chunks (asked for 101)"],
+    [
+      "[chunks 100 200] slow",
+      "Echo waits at most 10000 ms in all, sleeps and chunk delays together (asked for 19800 ms)",
+    ],
+  ];
+  for (const [message, reason] of cases) {
+    const taskId = await accept(inst, message);
+    const failed = await taskInState(inst, taskId, "TASK_STATE_FAILED");
+    expect(text(failed.status.message?.parts)).toBe(reason);
+    // Nothing ran: no progress note, no artifact; one try.
+    const statuses = (await events(inst, taskId)).flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate] : []));
+    expect(statuses.map((u) => u.status.state)).toEqual(["TASK_STATE_WORKING", "TASK_STATE_FAILED"]);
+    expect(failed.artifacts).toEqual([]);
+    expect((await run(inst, taskId)).tries).toBe("1");
+  }
+  // At the limits, echo runs: 100 chunks, and 10 s of waiting in all would pass (here 99 × 1 ms).
+  const done = await taskInState(inst, await accept(inst, `[chunks 100 1] ${"x".repeat(100)}`), "TASK_STATE_COMPLETED");
+  expect(text(done.artifacts[0]?.parts)).toBe("x".repeat(100));
 });
 
 test("noop completes with no output", async () => {

@@ -17,6 +17,14 @@ export const ECHO_PROFILE = {
   skill: { id: "echo", name: "Echo", description: "Answers with the text it got." },
 };
 
+/** A profile bound to the `faults` handler: [crash], [hang], long [sleep]s, for tests of what they do to workers. */
+export const FAULTS_PROFILE = {
+  name: "faults",
+  handler: "faults",
+  description: "Plays faults on request.",
+  skill: { id: "faults", name: "Faults", description: "Crashes, hangs and sleeps as instructed." },
+};
+
 export interface InstallationOptions {
   profiles?: Record<string, unknown>[];
   /** A2A_* variables on top of the suite's short timings. */
@@ -194,6 +202,24 @@ export async function workers(inst: Installation): Promise<WorkerBeat[]> {
     if (hash.pid) found.push({ id, mode: hash.mode ?? "", pid: Number(hash.pid) });
   }
   return found;
+}
+
+/**
+ * Waits until `count` running workers have a heartbeat and every shard has its live key, which the accept script
+ * checks (a worker writes its heartbeat hash first and the live keys a round trip later). Returns the workers.
+ */
+export async function liveWorkers(inst: Installation, count: number, timeoutMs = 15_000): Promise<WorkerBeat[]> {
+  return await waitFor(
+    async () => {
+      const found = (await workers(inst)).filter((w) => isRunning(w.pid));
+      if (found.length !== count) return undefined;
+      for (let shard = 0; shard < inst.f.keys.shards; shard++)
+        if ((await inst.f.redis.exists(inst.f.keys.live(shard))) === 0) return undefined;
+      return found;
+    },
+    timeoutMs,
+    `${count} live workers`,
+  );
 }
 
 /** Whether a process exists and is not a zombie. */

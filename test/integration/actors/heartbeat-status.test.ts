@@ -11,6 +11,7 @@ import {
   installation,
   isRunning,
   killStarted,
+  liveWorkers,
   runCli,
   startCli,
   waitFor,
@@ -109,7 +110,7 @@ describe("status", () => {
   test("workers live: table and JSON, exit 0; minimum not met: exit 2", async () => {
     const inst = await fresh();
     const work = startCli(inst, ["work", "--actors", "2"]);
-    await waitFor(async () => (await workers(inst)).length === 2, 10_000, "two workers");
+    await liveWorkers(inst, 2);
     await accept(inst, "[sleep 3000] busy");
 
     const table = await runCli(inst, ["status"]);

@@ -11,10 +11,9 @@ import {
   type Installation,
   installation,
   killStarted,
+  liveWorkers,
   startCli,
   taskInState,
-  waitFor,
-  workers,
 } from "./harness.ts";
 
 interface ChatBody {
@@ -104,7 +103,7 @@ beforeAll(async () => {
     env: { TEST_LLM_KEY: API_KEY },
   });
   work = startCli(inst, ["work", "--actors", "1"]);
-  await waitFor(async () => (await workers(inst)).length === 1, 10_000, "an actor");
+  await liveWorkers(inst, 1);
 });
 afterAll(async () => {
   work.child.kill("SIGTERM");

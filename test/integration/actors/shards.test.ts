@@ -8,10 +8,10 @@ import {
   type Installation,
   installation,
   killStarted,
+  liveWorkers,
   runCli,
   startCli,
   waitFor,
-  workers,
 } from "./harness.ts";
 
 let server: TestRedis;
@@ -35,7 +35,7 @@ test("one actor runs the tasks of clients spread over four shards", async () => 
   expect(shards.size).toBeGreaterThan(1);
 
   const work = startCli(inst, ["work", "--actors", "1"]);
-  await waitFor(async () => (await workers(inst)).length === 1, 10_000, "an actor");
+  await liveWorkers(inst, 1);
   const tasks = await Promise.all(
     clients.map(async ({ record }) => ({
       clientId: record.id,

@@ -5,11 +5,14 @@ import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
   accept,
   cleanup,
+  ECHO_PROFILE,
   events,
+  FAULTS_PROFILE,
   type Installation,
   installation,
   isRunning,
   killStarted,
+  liveWorkers,
   run,
   startCli,
   task,
@@ -31,24 +34,17 @@ afterAll(async () => {
 });
 
 async function fresh(): Promise<Installation> {
-  const inst = await installation(server);
+  const inst = await installation(server, { profiles: [ECHO_PROFILE, FAULTS_PROFILE] });
   installs.push(inst);
   return inst;
 }
 
-/** Live consumers (heartbeat hash present and the process running). */
+/** Live consumers (heartbeat hash present, the process running, the live key the accept script checks written). */
 async function liveConsumers(inst: Installation, count: number) {
-  return await waitFor(
-    async () => {
-      const found = (await workers(inst)).filter((w) => w.mode === "consume" && isRunning(w.pid));
-      return found.length === count ? found : undefined;
-    },
-    10_000,
-    `${count} live consumers`,
-  );
+  return (await liveWorkers(inst, count)).filter((w) => w.mode === "consume");
 }
 
-test("a SIGKILLed actor is replaced, its run is reclaimed after the lease and completes once", async () => {
+test("an actor SIGKILLed mid-run is replaced as the run's exit; the run is reclaimed after the lease, completes once", async () => {
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "2"]);
   await liveConsumers(inst, 2);
@@ -60,7 +56,8 @@ test("a SIGKILLed actor is replaced, its run is reclaimed after the lease and co
   const killedAt = Date.now();
   process.kill(victim.pid, "SIGKILL");
 
-  await work.line(new RegExp(`"actorPid":${victim.pid}.*actor exited; restarting`));
+  // Killed while its handler ran: the run's exit, which does not count toward the restart intensity.
+  await work.line(new RegExp(`"actorPid":${victim.pid},.*"signal":"SIGKILL","cause":"run".*actor exited; restarting`));
   const done = await taskInState(inst, taskId, "TASK_STATE_COMPLETED", 15_000);
   expect(done.artifacts.map((a) => a.parts)).toEqual([[{ text: "survived" }]]);
 
@@ -111,7 +108,7 @@ test("SIGKILL of the supervisor leaves no actor running, and the orphaned run is
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "2"]);
   const actors = await liveConsumers(inst, 2);
-  const taskId = await accept(inst, "[sleep 30000] orphaned");
+  const taskId = await accept(inst, "[sleep 30000] orphaned", "faults");
   await taskInState(inst, taskId, "TASK_STATE_WORKING");
   process.kill(work.pid, "SIGKILL");
   await waitFor(async () => actors.every((a) => !isRunning(a.pid)), 8000, "every actor to exit");

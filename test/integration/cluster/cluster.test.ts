@@ -7,6 +7,7 @@ import { waitFor } from "../actors/harness.ts";
 import { errorInfo, message, rpc } from "../gateway/harness.ts";
 import { artifactText, type Installation, installation, type Running, taskInState } from "../multi/installation.ts";
 import { acceptedThenCompleted, blockingEcho, pushDelivered, streamedEcho } from "../multi/scenarios.ts";
+import { type Receiver, startReceiver } from "../push/receiver.ts";
 import { type LocalCluster, startCluster } from "./local-cluster.ts";
 
 const SHARDS = 6;
@@ -14,12 +15,19 @@ const SHARDS = 6;
 let cluster: LocalCluster;
 let inst: Installation;
 let gateway: Running & { url: string };
+/** A loopback webhook receiver: the installation allow-lists its port. */
+let hook: Receiver;
 /** Clients whose shards are served by different masters: [master, client]. */
 const clients: { master: string; id: string; key: string }[] = [];
 
 beforeAll(async () => {
   cluster = await startCluster();
-  inst = await installation({ cluster: cluster.nodes, env: { A2A_REDIS_SHARDS: String(SHARDS) } });
+  hook = await startReceiver();
+  inst = await installation({
+    cluster: cluster.nodes,
+    env: { A2A_REDIS_SHARDS: String(SHARDS) },
+    allowHosts: [`127.0.0.1:${hook.port}`],
+  });
   [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
   const masters = new Set<string>();
   while (masters.size < 3) {
@@ -33,6 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await inst?.close();
+  await hook?.close();
   await cluster?.stop();
 }, 30_000);
 
@@ -89,35 +98,37 @@ describe("on a Redis Cluster", () => {
 
   test("a running task is canceled", async () => {
     const { key } = clients[2] ?? clients[0]!;
+    const faults = { key, profile: "faults" };
     const accepted = await rpc(
       gateway.url,
       "SendMessage",
       { message: message("[hang]"), configuration: { returnImmediately: true } },
-      { key },
+      faults,
     );
     const id = accepted.body.result.task.id;
-    await taskInState(gateway.url, key, id, "TASK_STATE_WORKING");
-    const canceled = await rpc(gateway.url, "CancelTask", { id }, { key });
+    await taskInState(gateway.url, key, id, "TASK_STATE_WORKING", 10_000, "faults");
+    const canceled = await rpc(gateway.url, "CancelTask", { id }, faults);
     expect(canceled.body.result.status.state).toBe("TASK_STATE_CANCELED");
-    expect((await taskInState(gateway.url, key, id, "TASK_STATE_CANCELED")).id).toBe(id);
+    expect((await taskInState(gateway.url, key, id, "TASK_STATE_CANCELED", 10_000, "faults")).id).toBe(id);
   });
 
   test("the installation-wide waiting limit holds on its own key, and a refusal stores nothing", async () => {
     const { key } = clients[0]!;
     const leases = new CapacityLeases(inst.redis);
-    const listed = async () => (await rpc(gateway.url, "ListTasks", {}, { key })).body.result.totalSize as number;
+    const faults = { key, profile: "faults" };
+    const listed = async () => (await rpc(gateway.url, "ListTasks", {}, faults)).body.result.totalSize as number;
     const before = await listed();
     const waits = Array.from({ length: 4 }, () =>
-      rpc(gateway.url, "SendMessage", { message: message("[hang]") }, { key }),
+      rpc(gateway.url, "SendMessage", { message: message("[hang]") }, faults),
     );
     await waitFor(async () => (await leases.count(inst.keys.waiting())) === 4, 10_000, "four waiting leases");
-    const refused = await rpc(gateway.url, "SendMessage", { message: message("a fifth wait") }, { key });
+    const refused = await rpc(gateway.url, "SendMessage", { message: message("a fifth wait") }, faults);
     expect(refused.status).toBe(503);
     expect(errorInfo(refused).reason).toBe("WAITING_REQUESTS_LIMIT_EXCEEDED");
     expect(await listed()).toBe(before + 4);
 
-    const page = await rpc(gateway.url, "ListTasks", { pageSize: 4 }, { key });
-    for (const task of page.body.result.tasks) await rpc(gateway.url, "CancelTask", { id: task.id }, { key });
+    const page = await rpc(gateway.url, "ListTasks", { pageSize: 4 }, faults);
+    for (const task of page.body.result.tasks) await rpc(gateway.url, "CancelTask", { id: task.id }, faults);
     for (const wait of await Promise.all(waits)) expect(wait.body.result.task.status.state).toBe("TASK_STATE_CANCELED");
     expect(await leases.count(inst.keys.waiting())).toBe(0);
   }, 20_000);
@@ -127,7 +138,7 @@ describe("on a Redis Cluster", () => {
   }, 20_000);
 
   test("a worker delivers the task's webhooks", async () => {
-    await pushDelivered(gateway.url, clients[0]!.key, "pushed from the cluster");
+    await pushDelivered(gateway.url, clients[0]!.key, "pushed from the cluster", hook);
   });
 
   test("the run of a SIGKILLed actor is reclaimed after its lease and completes", async () => {

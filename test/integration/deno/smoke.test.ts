@@ -10,6 +10,7 @@ import { waitFor } from "../actors/harness.ts";
 import { message, rpc } from "../gateway/harness.ts";
 import { denoBinary, getTask, type Installation, installation, type Running } from "../multi/installation.ts";
 import { acceptedThenCompleted, blockingEcho, pushDelivered, streamedEcho } from "../multi/scenarios.ts";
+import { type Receiver, startReceiver } from "../push/receiver.ts";
 
 const deno = denoBinary();
 if (!deno) process.stderr.write("deno smoke test skipped: no deno binary in node_modules (run npm ci)\n");
@@ -24,16 +25,19 @@ describe.skipIf(!deno)("under Deno", () => {
   let inst: Installation;
   let gateway: Running & { url: string };
   let key: string;
+  let hook: Receiver;
 
   beforeAll(async () => {
     server = await startRedis();
-    inst = await installation({ redisUrl: server.url });
+    hook = await startReceiver();
+    inst = await installation({ redisUrl: server.url, allowHosts: [`127.0.0.1:${hook.port}`] });
     [gateway] = await Promise.all([inst.gateway("deno"), inst.work("deno", 1)]);
     ({ key } = await inst.client());
   }, 60_000);
 
   afterAll(async () => {
     await inst?.close();
+    await hook?.close();
     await server?.stop();
   }, 30_000);
 
@@ -65,17 +69,18 @@ describe.skipIf(!deno)("under Deno", () => {
 
   test("a client that goes away ends its stream: the gateway gives its lease back, the task goes on", async () => {
     const leases = new CapacityLeases(inst.redis);
-    const stream = await openStream(gateway.url, "SendStreamingMessage", { message: message("[hang]") }, { key });
+    const faults = { key, profile: "faults" };
+    const stream = await openStream(gateway.url, "SendStreamingMessage", { message: message("[hang]") }, faults);
     await stream.waitForEvents(1);
     const id = stream.results[0].task.id;
     expect(await leases.count(inst.keys.streams())).toBe(1);
     stream.abort();
     await waitFor(async () => (await leases.count(inst.keys.streams())) === 0, 10_000, "the stream lease released");
-    expect((await getTask(gateway.url, key, id)).status.state).toBe("TASK_STATE_WORKING");
-    await rpc(gateway.url, "CancelTask", { id }, { key });
+    expect((await getTask(gateway.url, key, id, "faults")).status.state).toBe("TASK_STATE_WORKING");
+    await rpc(gateway.url, "CancelTask", { id }, faults);
   }, 20_000);
 
   test("a deno actor delivers the webhooks", async () => {
-    await pushDelivered(gateway.url, key, "pushed by deno");
+    await pushDelivered(gateway.url, key, "pushed by deno", hook);
   }, 20_000);
 });

@@ -37,6 +37,8 @@ export function generatedProfile(name: string, extra: Record<string, unknown> = 
 
 /** Webhook bodies by task id, in arrival order. */
 export interface Webhooks {
+  /** The receiver's port: the allow-list names it. */
+  port: number;
   url: string;
   bodies: Map<string, unknown[]>;
   stop(): void;
@@ -54,7 +56,12 @@ function startWebhooks(): Webhooks {
       return new Response(null, { status: 204 });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}/hook`, bodies, stop: () => void server.stop(true) };
+  return {
+    port: server.port ?? 0,
+    url: `http://127.0.0.1:${server.port}/hook`,
+    bodies,
+    stop: () => void server.stop(true),
+  };
 }
 
 export interface Gate {
@@ -75,7 +82,7 @@ export async function startGate(server: TestRedis, profiles: Record<string, unkn
       A2A_WORKER_CONCURRENCY: "16",
       A2A_SERVER_HOST: "127.0.0.1",
       A2A_LOG_LEVEL: "warn",
-      A2A_PUSH_ALLOW_HOSTS: "127.0.0.1",
+      A2A_PUSH_ALLOW_HOSTS: `127.0.0.1:${webhooks.port}`,
     },
   });
   const work = startCli(inst, ["work", "--actors", "1", "--handlers", HANDLER_MODULE]);

@@ -32,6 +32,14 @@ export const ECHO_PROFILE = {
   skill: { id: "echo", name: "Echo", description: "Answers with the text it got." },
 };
 
+/** A profile bound to the `faults` handler: [hang], long [sleep]s and huge [chunks], which echo refuses. */
+export const FAULTS_PROFILE = {
+  name: "faults",
+  handler: "faults",
+  description: "Plays faults on request.",
+  skill: { id: "faults", name: "Faults", description: "Hangs, sleeps and streams as instructed." },
+};
+
 export interface InstallationOptions {
   /** One Redis at this URL … */
   redisUrl?: string;
@@ -39,6 +47,8 @@ export interface InstallationOptions {
   cluster?: readonly string[];
   /** A2A_* variables on top of the short timings below. */
   env?: Record<string, string>;
+  /** push.allowHosts of the config file (none by default), e.g. `127.0.0.1:<port>` of a loopback receiver. */
+  allowHosts?: readonly string[];
 }
 
 export interface Running {
@@ -123,7 +133,8 @@ async function end(running: Running): Promise<void> {
 export async function installation(options: InstallationOptions): Promise<Installation> {
   const dir = mkdtempSync(join(tmpdir(), "a2a-multi-"));
   const configFile = join(dir, "config.json");
-  writeFileSync(configFile, JSON.stringify({ profiles: [ECHO_PROFILE], push: { allowHosts: ["127.0.0.1"] } }));
+  const push = { allowHosts: options.allowHosts ?? [] };
+  writeFileSync(configFile, JSON.stringify({ profiles: [ECHO_PROFILE, FAULTS_PROFILE], push }));
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
   delete env.REDIS_URL;
@@ -189,17 +200,24 @@ export async function installation(options: InstallationOptions): Promise<Instal
 export type TaskJson = any;
 
 /** GetTask through a gateway; throws on a JSON-RPC error. */
-export async function getTask(base: string, key: string, id: string): Promise<TaskJson> {
-  const answer = await rpc(base, "GetTask", { id }, { key });
+export async function getTask(base: string, key: string, id: string, profile = "echo"): Promise<TaskJson> {
+  const answer = await rpc(base, "GetTask", { id }, { key, profile });
   if (answer.body?.error) throw new Error(`GetTask ${id}: ${JSON.stringify(answer.body.error)}`);
   return answer.body.result;
 }
 
 /** Polls GetTask until the task is in `state`; returns it. */
-export async function taskInState(base: string, key: string, id: string, state: string, timeoutMs = 10_000) {
+export async function taskInState(
+  base: string,
+  key: string,
+  id: string,
+  state: string,
+  timeoutMs = 10_000,
+  profile = "echo",
+) {
   return await waitFor(
     async () => {
-      const task = await getTask(base, key, id);
+      const task = await getTask(base, key, id, profile);
       return task.status.state === state ? task : undefined;
     },
     timeoutMs,

@@ -4,7 +4,7 @@ import { expect } from "bun:test";
 import { openStream } from "../../support/sse-client.ts";
 import { waitFor } from "../actors/harness.ts";
 import { message, rpc } from "../gateway/harness.ts";
-import { startReceiver } from "../push/receiver.ts";
+import type { Receiver } from "../push/receiver.ts";
 import { artifactText, type TaskJson, taskInState } from "./installation.ts";
 
 /** A blocking SendMessage answers with the finished task and its echo. */
@@ -48,25 +48,23 @@ export async function streamedEcho(base: string, key: string, words: string): Pr
   expect(events.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
 }
 
-/** An inline push config: a worker POSTs the task's events to a loopback receiver, the last one COMPLETED. */
-export async function pushDelivered(base: string, key: string, text: string): Promise<void> {
-  const hook = await startReceiver();
-  try {
-    const url = `http://127.0.0.1:${hook.port}/hook`;
-    const answer = await rpc(
-      base,
-      "SendMessage",
-      { message: message(text), configuration: { taskPushNotificationConfig: { url, token: "tok-multi" } } },
-      { key },
-    );
-    const task = answer.body.result.task;
-    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
-    const states = () =>
-      hook.requests.flatMap((r) => (JSON.parse(r.body).statusUpdate?.status.state as string | undefined) ?? []);
-    await waitFor(async () => states().includes("TASK_STATE_COMPLETED"), 10_000, "a COMPLETED webhook");
-    expect(hook.requests.every((r) => r.headers["x-a2a-notification-token"] === "tok-multi")).toBe(true);
-    expect(hook.requests.every((r) => r.body.includes(task.id))).toBe(true);
-  } finally {
-    await hook.close();
-  }
+/**
+ * An inline push config: a worker POSTs the task's events to `hook` (a loopback receiver whose port the installation
+ * allow-lists), the last one COMPLETED.
+ */
+export async function pushDelivered(base: string, key: string, text: string, hook: Receiver): Promise<void> {
+  const url = `http://127.0.0.1:${hook.port}/hook`;
+  const answer = await rpc(
+    base,
+    "SendMessage",
+    { message: message(text), configuration: { taskPushNotificationConfig: { url, token: "tok-multi" } } },
+    { key },
+  );
+  const task = answer.body.result.task;
+  expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+  const states = () =>
+    hook.requests.flatMap((r) => (JSON.parse(r.body).statusUpdate?.status.state as string | undefined) ?? []);
+  await waitFor(async () => states().includes("TASK_STATE_COMPLETED"), 10_000, "a COMPLETED webhook");
+  expect(hook.requests.every((r) => r.headers["x-a2a-notification-token"] === "tok-multi")).toBe(true);
+  expect(hook.requests.every((r) => r.body.includes(task.id))).toBe(true);
 }

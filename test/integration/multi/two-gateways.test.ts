@@ -74,7 +74,8 @@ test("a task accepted by one gateway is streamed by the other, and both supervis
 test("the waiting-request and stream limits count across both gateways", async () => {
   const { key } = await inst.client();
   const leases = new CapacityLeases(inst.redis);
-  const waits = [a.url, b.url].map((base) => rpc(base, "SendMessage", { message: message("[hang]") }, { key }));
+  const faults = { key, profile: "faults" };
+  const waits = [a.url, b.url].map((base) => rpc(base, "SendMessage", { message: message("[hang]") }, faults));
   await waitFor(async () => (await leases.count(inst.keys.waiting())) === 2, 10_000, "two waiting leases");
   for (const base of [a.url, b.url]) {
     const refused = await rpc(base, "SendMessage", { message: message("a third wait") }, { key });
@@ -82,22 +83,22 @@ test("the waiting-request and stream limits count across both gateways", async (
     expect(errorInfo(refused).reason).toBe("WAITING_REQUESTS_LIMIT_EXCEEDED");
   }
 
-  const listed = await rpc(a.url, "ListTasks", {}, { key });
+  const listed = await rpc(a.url, "ListTasks", {}, faults);
   const hanging: string[] = listed.body.result.tasks.map((task: { id: string }) => task.id);
   expect(hanging).toHaveLength(2);
   const streams = [
-    await openStream(a.url, "SubscribeToTask", { id: hanging[0] }, { key }),
-    await openStream(b.url, "SubscribeToTask", { id: hanging[1] }, { key }),
+    await openStream(a.url, "SubscribeToTask", { id: hanging[0] }, faults),
+    await openStream(b.url, "SubscribeToTask", { id: hanging[1] }, faults),
   ];
   for (const stream of streams) expect(stream.status).toBe(200);
   for (const base of [a.url, b.url]) {
-    const refused = await openStream(base, "SubscribeToTask", { id: hanging[0] }, { key });
+    const refused = await openStream(base, "SubscribeToTask", { id: hanging[0] }, faults);
     expect(errorInfo({ status: refused.status, headers: new Headers(), body: refused.json }).reason).toBe(
       "STREAMS_PER_INSTALLATION_LIMIT_EXCEEDED",
     );
   }
 
-  for (const id of hanging) await rpc(b.url, "CancelTask", { id }, { key });
+  for (const id of hanging) await rpc(b.url, "CancelTask", { id }, faults);
   for (const wait of await Promise.all(waits)) expect(wait.body.result.task.status.state).toBe("TASK_STATE_CANCELED");
   for (const stream of streams) await stream.until((r) => r.ended, 10_000);
   expect(await leases.count(inst.keys.waiting())).toBe(0);

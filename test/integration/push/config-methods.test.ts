@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AgentCard } from "../../../src/protocol/index.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
 import { errorInfo, type Harness, message, profile, type RpcAnswer, rpc, startHarness } from "../gateway/harness.ts";
+import { type Receiver, startReceiver } from "./receiver.ts";
 
 const HOOK = "https://hooks.example.com/a2a?user=7";
 const SECRET_CREDENTIALS = "cred-secret-5e1d";
@@ -13,13 +14,19 @@ let server: TestRedis;
 let h: Harness;
 let alice: { id: string; key: string };
 let bob: { id: string; key: string };
+/** A loopback receiver whose port, and no other of 127.0.0.1, is allow-listed. */
+let hook: Receiver;
 
 beforeAll(async () => {
   server = await startRedis();
+  hook = await startReceiver();
   h = await startHarness({
     server,
     profiles: [profile("echo"), profile("quiet", { pushNotifications: false })],
-    env: { A2A_PUSH_ALLOW_HOSTS: "hooks.internal", A2A_PUSH_MAX_CONFIGS_PER_TASK: "2" },
+    env: {
+      A2A_PUSH_ALLOW_HOSTS: `hooks.internal:8080,127.0.0.1:${hook.port}`,
+      A2A_PUSH_MAX_CONFIGS_PER_TASK: "2",
+    },
   });
   await h.actor.live();
   alice = await h.client({ name: "alice" });
@@ -28,6 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h.stop();
+  await hook.close();
   await server.stop();
 });
 
@@ -219,6 +227,35 @@ describe("request forgery: URLs refused at Create by form and policy, with no ne
       const answer = await call("CreateTaskPushNotificationConfig", { taskId, id: url.slice(8, 14), url });
       expect(answer.body.result.url).toBe(url);
     }
+  });
+
+  test("with 127.0.0.1:<receiver port> allow-listed, a webhook to the Redis port of 127.0.0.1 is refused", async () => {
+    const taskId = await newTask();
+    const listed = await call("CreateTaskPushNotificationConfig", {
+      taskId,
+      url: `http://127.0.0.1:${hook.port}/hook`,
+    });
+    expect(listed.body.result.url).toBe(`http://127.0.0.1:${hook.port}/hook`);
+    for (const url of [`http://127.0.0.1:${server.port}/`, `https://127.0.0.1:${server.port}/`, "http://127.0.0.1/"]) {
+      const answer = await call("CreateTaskPushNotificationConfig", { taskId, id: "redis", url });
+      expect(answer.body.error.code).toBe(-32602);
+      const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+      expect(bad.fieldViolations).toEqual([{ field: "url", description: "loopback address 127.0.0.1" }]);
+    }
+    // The same at an inline config of SendMessage: refused before the task exists.
+    const inline = await call("SendMessage", {
+      message: message("to redis"),
+      configuration: { taskPushNotificationConfig: { url: `http://127.0.0.1:${server.port}/` } },
+    });
+    expect(inline.body.error.code).toBe(-32602);
+    expect(Object.keys(await storedConfigs(taskId))).toEqual([taskId]);
+  });
+
+  test("an allow-listed host is exempt on the port it names only", async () => {
+    const taskId = await newTask();
+    const answer = await call("CreateTaskPushNotificationConfig", { taskId, url: "http://hooks.internal:8081/h" });
+    const bad = answer.body.error.data.find((d: { "@type": string }) => d["@type"].endsWith("BadRequest"));
+    expect(bad.fieldViolations).toEqual([{ field: "url", description: "scheme http: not allowed" }]);
   });
 
   test("values that could never be sent as headers are refused", async () => {

@@ -44,9 +44,12 @@ function loopbackNames(): Resolver & { asked: string[] } {
 
 let connector = loopbackOnly();
 const receivers: Receiver[] = [];
+/** The ports of this test's receivers (closed ones too): the allow-list names each of them, and no other port. */
+let ports: number[] = [];
 afterEach(async () => {
   const { violations } = connector;
   connector = loopbackOnly();
+  ports = [];
   await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
   expect(violations).toEqual([]);
 });
@@ -54,12 +57,13 @@ afterEach(async () => {
 async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
   const started = await startReceiver(...args);
   receivers.push(started);
+  ports.push(started.port);
   return started;
 }
 
 function deps(extra: Partial<DeliverDeps> = {}): DeliverDeps {
   return {
-    policy: { allowHosts: ["hook.test", "localhost", "127.0.0.1"] },
+    policy: { allowHosts: ports.flatMap((port) => [`hook.test:${port}`, `localhost:${port}`, `127.0.0.1:${port}`]) },
     secrets: SECRETS,
     timeoutMs: 2000,
     resolve: loopbackNames(),
@@ -128,7 +132,7 @@ describe("a delivered notification", () => {
     const hook = await receiver(undefined, undefined, "::1");
     const outcome = await deliverOnce(
       delivery(`http://[::1]:${hook.port}/v6`),
-      deps({ policy: { allowHosts: ["::1"] } }),
+      deps({ policy: { allowHosts: [`[::1]:${hook.port}`] } }),
     );
     expect(outcome).toEqual({ kind: "delivered", status: 200 });
     expect(hook.requests[0]).toMatchObject({ url: "/v6", remoteAddress: "::1" });

@@ -30,8 +30,14 @@ export interface E2eInstallation {
   clientId: string;
 }
 
-/** An installation of its own: a key prefix, a config file (echo profile, 127.0.0.1 allow-listed, a signing secret). */
-export async function e2eInstallation(server: TestRedis): Promise<E2eInstallation> {
+/**
+ * An installation of its own: a key prefix, a config file (echo profile, a signing secret, and 127.0.0.1 allow-listed
+ * on the ports of `receivers` only).
+ */
+export async function e2eInstallation(
+  server: TestRedis,
+  receivers: readonly { port: number }[],
+): Promise<E2eInstallation> {
   const f = journalFixture(server);
   const dir = mkdtempSync(join(tmpdir(), "a2a-push-e2e-"));
   const file = join(dir, "config.json");
@@ -41,7 +47,8 @@ export async function e2eInstallation(server: TestRedis): Promise<E2eInstallatio
     description: "Echoes.",
     skill: { id: "echo", name: "Echo", description: "Echoes." },
   };
-  const push = { allowHosts: ["127.0.0.1"], signingSecrets: [SECRET], timeoutSeconds: 2, maxAttempts: 8 };
+  const allowHosts = receivers.map((receiver) => `127.0.0.1:${receiver.port}`);
+  const push = { allowHosts, signingSecrets: [SECRET], timeoutSeconds: 2, maxAttempts: 8 };
   writeFileSync(file, JSON.stringify({ profiles: [echo], push }));
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
@@ -214,6 +221,8 @@ export interface ObservingReceiver {
   port: number;
   url: string;
   requests: Delivered[];
+  /** Answers later requests with `answer` (a receiver may be started before the test that decides how it answers). */
+  answerWith(answer: Answerer): void;
   close(): Promise<void>;
 }
 
@@ -221,8 +230,9 @@ export interface ObservingReceiver {
 export type Answerer = (request: Delivered, index: number) => { status?: number; hang?: boolean };
 
 /** A webhook receiver on 127.0.0.1 and a free port that records, for each request, the pid of its sender. */
-export async function observingReceiver(answer: Answerer = () => ({})): Promise<ObservingReceiver> {
+export async function observingReceiver(initial: Answerer = () => ({})): Promise<ObservingReceiver> {
   const requests: Delivered[] = [];
+  let answer = initial;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -250,6 +260,9 @@ export async function observingReceiver(answer: Answerer = () => ({})): Promise<
     port,
     url: `http://127.0.0.1:${port}/hook`,
     requests,
+    answerWith: (next) => {
+      answer = next;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

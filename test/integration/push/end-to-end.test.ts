@@ -37,10 +37,14 @@ let inst: E2eInstallation;
 let gateway: GatewayProcess;
 let work: Child;
 const receivers: ObservingReceiver[] = [];
+/** Receivers started before the installation, so that its allow-list names their ports; each test takes its own. */
+const pool: ObservingReceiver[] = [];
 
 beforeAll(async () => {
   server = await startRedis();
-  inst = await e2eInstallation(server);
+  pool.push(...(await Promise.all(Array.from({ length: 6 }, () => observingReceiver()))));
+  receivers.push(...pool);
+  inst = await e2eInstallation(server, pool);
   work = startWork(inst, 1);
   gateway = await startGatewayProcess(inst);
   await waitForActors(inst.f);
@@ -53,10 +57,12 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function receiver(answer?: Parameters<typeof observingReceiver>[0]): Promise<ObservingReceiver> {
-  const started = await observingReceiver(answer);
-  receivers.push(started);
-  return started;
+/** A receiver of the pool, answering with `answer` (200 by default). */
+function receiver(answer?: Parameters<ObservingReceiver["answerWith"]>[0]): ObservingReceiver {
+  const next = pool.shift();
+  if (next === undefined) throw new Error("the receiver pool is empty: start more in beforeAll");
+  if (answer) next.answerWith(answer);
+  return next;
 }
 
 function send(params: Record<string, unknown>): Promise<RpcAnswer> {
@@ -88,7 +94,7 @@ test("the gateway process has loaded no delivery code and no actor code", () => 
 
 describe("delivery through the workers", () => {
   test("every status and artifact event of an echo run arrives once, in order, signed, with the config's headers", async () => {
-    const hook = await receiver();
+    const hook = receiver();
     const actors = await actorPids(inst.f);
     const answer = await send({
       message: { messageId: "e2e-1", role: "ROLE_USER", parts: [{ text: "[chunks 5] one two three four five" }] },
@@ -113,9 +119,9 @@ describe("delivery through the workers", () => {
   }, 20_000);
 
   test("a config created on an interrupted task gets the follow-up's events; a 400 receiver's are dead letters", async () => {
-    const hook = await receiver();
-    const refuser = await receiver(() => ({ status: 400 }));
-    const gone = await receiver(() => ({ status: 410 }));
+    const hook = receiver();
+    const refuser = receiver(() => ({ status: 400 }));
+    const gone = receiver(() => ({ status: 410 }));
     const first = await send({ message: { messageId: "e2e-2a", role: "ROLE_USER", parts: [{ text: "[input] ask" }] } });
     const task = first.body.result.task;
     expect(task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
@@ -160,7 +166,7 @@ describe("delivery through the workers", () => {
 
   test("a receiver that answers 503 for its first 5 s gets every event, in order, after retries", async () => {
     let firstAt: number | undefined;
-    const hook = await receiver(() => {
+    const hook = receiver(() => {
       firstAt ??= Date.now();
       return { status: Date.now() - firstAt < 5000 ? 503 : 200 };
     });
@@ -185,10 +191,11 @@ describe("delivery through the workers", () => {
 
 describe("the sweep", () => {
   test("a `sweep --once` tick runs the task and then delivers its events, from the sweep process", async () => {
-    const own = await e2eInstallation(server);
+    const hook = await observingReceiver();
+    receivers.push(hook);
+    const own = await e2eInstallation(server, [hook]);
     try {
       own.env.A2A_LOG_LEVEL = "info";
-      const hook = await receiver();
       await own.f.ledger.beat(0, 60); // a recent tick, so that the journal accepts the task
       const { taskId } = await own.f.journal.accept({
         clientId: own.clientId,
@@ -216,7 +223,7 @@ describe("the sweep", () => {
 describe("a worker killed during delivery", () => {
   test("after the restart the undelivered events arrive; a repeat carries the same webhook-id", async () => {
     let hung: string | undefined;
-    const hook = await receiver((request, index) => {
+    const hook = receiver((request, index) => {
       if (index !== 2) return {};
       hung = String(request.headers["webhook-id"]);
       return { hang: true };

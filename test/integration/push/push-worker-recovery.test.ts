@@ -35,7 +35,7 @@ async function receiver(answer?: (request: Received, index: number) => Answer): 
 }
 
 function worker(extra: Partial<PushWorkerDeps> = {}): PushWorker {
-  const made = pushWorker(f, () => server.client(), { request: connector, ...extra });
+  const made = pushWorker(f, () => server.client(), receivers, { request: connector, ...extra });
   workers.push(made);
   return made;
 }
@@ -89,7 +89,7 @@ describe("recovery", () => {
     if (due?.config === undefined) throw new Error("no head delivery");
     const sent = await deliverOnce(
       { id: due.delivery.id, url: due.config.url, body: due.delivery.ev },
-      { policy: { allowHosts: ["127.0.0.1"] }, secrets: [SECRET], timeoutMs: 2000, request: connector },
+      { policy: { allowHosts: [`127.0.0.1:${hook.port}`] }, secrets: [SECRET], timeoutMs: 2000, request: connector },
     );
     expect(sent.kind).toBe("delivered");
 

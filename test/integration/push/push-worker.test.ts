@@ -57,7 +57,7 @@ async function receiver(answer?: (request: Received, index: number) => Answer): 
 }
 
 function worker(extra: Partial<PushWorkerDeps> = {}): PushWorker {
-  const made = pushWorker(f, () => server.client(), { request: connector, ...extra });
+  const made = pushWorker(f, () => server.client(), receivers, { request: connector, ...extra });
   workers.push(made);
   return made;
 }
@@ -120,7 +120,7 @@ describe("delivery", () => {
     await runSteps(f, task, ["TASK_STATE_WORKING", "the answer", "TASK_STATE_COMPLETED"]);
     const journal = await runEvents(f, task);
     const pusher = worker({
-      config: pushSettings(f, { A2A_PUSH_MAX_ATTEMPTS: "12" }),
+      config: pushSettings(f, receivers, { A2A_PUSH_MAX_ATTEMPTS: "12" }),
       backoffBaseMs: 200,
     });
     pusher.start();
@@ -179,7 +179,7 @@ describe("delivery", () => {
     const hook = await receiver((request) => ({ status: request.body.includes("TASK_STATE_WORKING") ? 500 : 200 }));
     const task = await taskWithHooks(f, [hookUrl(hook)]);
     await runSteps(f, task, ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
-    const pusher = worker({ config: pushSettings(f, { A2A_PUSH_MAX_ATTEMPTS: "3" }), backoffBaseMs: 20 });
+    const pusher = worker({ config: pushSettings(f, receivers, { A2A_PUSH_MAX_ATTEMPTS: "3" }), backoffBaseMs: 20 });
     pusher.start();
     await waitFor("the next event", () => pusher.counters.delivered === 1);
     expect(hook.requests.map(revOf)).toEqual([2, 2, 2, 3]);
@@ -200,7 +200,10 @@ describe("delivery", () => {
     };
     const task = await taskWithHooks(f, [`http://hook.test:${hook.port}/hook`]);
     await runSteps(f, task, ["TASK_STATE_WORKING"]);
-    const pusher = worker({ config: pushSettings(f, { A2A_PUSH_ALLOW_HOSTS: "hook.test" }), resolve });
+    const pusher = worker({
+      config: pushSettings(f, receivers, { A2A_PUSH_ALLOW_HOSTS: `hook.test:${hook.port}` }),
+      resolve,
+    });
     pusher.start();
     await waitFor("the delivery", () => hook.requests.length >= 1);
     await waitFor("the settlement", () => pusher.counters.delivered === 1);
@@ -215,7 +218,7 @@ describe("switched off", () => {
     const hook = await receiver();
     const task = await taskWithHooks(f, [hookUrl(hook)]);
     await runSteps(f, task, ["TASK_STATE_WORKING"]);
-    const pusher = worker({ config: pushSettings(f, { A2A_PUSH_ENABLED: "false" }) });
+    const pusher = worker({ config: pushSettings(f, receivers, { A2A_PUSH_ENABLED: "false" }) });
     pusher.start();
     expect(await pusher.tick()).toBe(0);
     await Bun.sleep(300);
@@ -278,5 +281,24 @@ describe("configs that end", () => {
       { cfg: "c1", reason: "metadata address 169.254.169.254" },
     ]);
     expect(pusher.counters).toMatchObject({ dead: 2, delivered: 0, retried: 0 });
+  });
+});
+
+describe("the allow-list names ports", () => {
+  test("with 127.0.0.1:<receiver port> allow-listed, a webhook to the Redis port of 127.0.0.1 is refused at delivery", async () => {
+    fixture();
+    const hook = await receiver();
+    const redisHook = `http://127.0.0.1:${server.port}/`;
+    const task = await taskWithHooks(f, [redisHook, hookUrl(hook)]);
+    await runSteps(f, task, ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+    const pusher = worker();
+    await pusher.tick();
+    // Not a single connection towards Redis: each event of config c0 is dead-lettered by the address policy.
+    expect(connector.calls.map((call) => call.url.port)).toEqual([String(hook.port), String(hook.port)]);
+    expect((await deadLetters(f)).map(({ cfg, reason }) => ({ cfg, reason }))).toEqual([
+      { cfg: "c0", reason: "loopback address 127.0.0.1" },
+      { cfg: "c0", reason: "loopback address 127.0.0.1" },
+    ]);
+    expect(bodies(hook.requests)).toEqual(events(await runEvents(f, task)));
   });
 });

@@ -1,5 +1,5 @@
-// Shared steps for the push worker tests: a config with a loopback allow-list, a task whose run an "actor" drives
-// through the ledger, push configs on it, and waiting for a receiver. Only loopback is ever connected to.
+// Shared steps for the push worker tests: a config that allow-lists the receivers' loopback ports, a task whose run an
+// "actor" drives through the ledger, push configs on it, and waiting for a receiver. Only loopback is ever connected to.
 import type { Writable } from "node:stream";
 import { type Config, loadConfig } from "../../../src/config/index.ts";
 import { type Claim, PushConfigs, type TransitionResult } from "../../../src/journal/index.ts";
@@ -14,12 +14,21 @@ export const SECRET = "whsec_cHVzaC13b3JrZXItdGVzdC1zaWduaW5nLWtleQ==";
 export const CREDENTIALS = "cred-very-secret-7f3a";
 export const TOKEN = "tok-very-secret-91bc";
 
-/** A loaded config: 127.0.0.1 allow-listed, one signing secret, a 2 s timeout; `env` overrides. */
-export function pushSettings(f: JournalFixture, env: Record<string, string> = {}): Config {
+/** The allow-list entries of loopback receivers: 127.0.0.1 on each one's port, and on no other. */
+export function allowListOf(receivers: readonly { port: number }[]): string {
+  return receivers.map((receiver) => `127.0.0.1:${receiver.port}`).join(",");
+}
+
+/** A loaded config: the receivers' ports on 127.0.0.1 allow-listed, one signing secret, a 2 s timeout; `env` overrides. */
+export function pushSettings(
+  f: JournalFixture,
+  receivers: readonly { port: number }[],
+  env: Record<string, string> = {},
+): Config {
   return loadConfig({
     env: {
       A2A_REDIS_KEY_PREFIX: f.prefix,
-      A2A_PUSH_ALLOW_HOSTS: "127.0.0.1",
+      A2A_PUSH_ALLOW_HOSTS: allowListOf(receivers),
       A2A_PUSH_SIGNING_SECRETS: SECRET,
       A2A_PUSH_TIMEOUT_SECONDS: "2",
       A2A_LOG_LEVEL: "error",
@@ -28,16 +37,20 @@ export function pushSettings(f: JournalFixture, env: Record<string, string> = {}
   });
 }
 
-/** A worker on its own Redis connection; retries wait at most `backoffBaseMs` × 2^(n−1) (random 0.5 of it). */
+/**
+ * A worker on its own Redis connection that may send to `receivers`; retries wait at most `backoffBaseMs` × 2^(n−1)
+ * (random 0.5 of it).
+ */
 export function pushWorker(
   f: JournalFixture,
   newConnection: () => JournalFixture["redis"],
+  receivers: readonly { port: number }[],
   extra: Partial<PushWorkerDeps> = {},
 ): PushWorker {
   return new PushWorker({
     redis: newConnection(),
     keys: f.keys,
-    config: pushSettings(f),
+    config: pushSettings(f, receivers),
     logger: createLogger("push-test", "error"),
     random: () => 0.5,
     backoffBaseMs: 100,

@@ -71,7 +71,7 @@ function context(p: Profile, llm: LlmClient | undefined, refusals: string[] = []
 }
 
 test("the registry holds the built-ins and author handlers; author modules register every defineHandler export", async () => {
-  expect(builtinHandlers().names()).toEqual(["echo", "llm", "noop"]);
+  expect(builtinHandlers().names()).toEqual(["echo", "faults", "llm", "noop"]);
   const module = join(dir, "support.ts");
   writeFileSync(
     module,

@@ -1,6 +1,6 @@
 // The supervisor's restart decisions: exponential backoff per slot and the OTP-style intensity limit.
 import { expect, test } from "bun:test";
-import { RestartPolicy } from "../../../src/actors/restart-policy.ts";
+import { countsTowardIntensity, exitCause, RestartPolicy } from "../../../src/actors/restart-policy.ts";
 
 test("backoff doubles for quick successive exits of a slot, up to the maximum", () => {
   const policy = new RestartPolicy({ intensity: 100, periodMs: 60_000, baseDelayMs: 250, maxDelayMs: 1000 });
@@ -44,4 +44,17 @@ test("exits the supervisor caused itself (watchdog kills) are backed off but nev
   // they left the intensity budget untouched: one counted exit is still allowed, the second gives up
   expect(policy.onExit(1, 500, 50).action).toBe("restart");
   expect(policy.onExit(1, 600, 50).action).toBe("give-up");
+});
+
+test("an exit's cause: a run's when a handler was running, the actor's own when starting or idle", () => {
+  expect(exitCause("busy", undefined)).toBe("run");
+  expect(exitCause("idle", undefined)).toBe("idle");
+  expect(exitCause("starting", undefined)).toBe("startup");
+  expect(exitCause("busy", "stalled")).toBe("stalled");
+  expect(exitCause("idle", "memory")).toBe("memory");
+  // An actor the watchdog killed before it was up never ran a run: it failed at start.
+  expect(exitCause("starting", "stalled")).toBe("startup");
+  expect(
+    (["startup", "idle", "run", "stalled", "memory"] as const).filter((cause) => countsTowardIntensity(cause)),
+  ).toEqual(["startup", "idle"]);
 });

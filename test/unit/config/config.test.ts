@@ -378,6 +378,22 @@ describe("validation", () => {
     ]);
   });
 
+  test("push.allowHosts entries must be host, host:port, host:* or *.suffix, IPv6 in brackets", () => {
+    const good = ["hooks.internal", "127.0.0.1:8080", "[::1]:9000", "*.hooks.internal:*", "Hooks.Internal.:443"];
+    expect(loadConfig({ file: configFile({ push: { allowHosts: good } }), env: {} }).push.allowHosts).toEqual(good);
+    const file = configFile({ push: { allowHosts: ["127.0.0.1:0", "::1", "hooks/x", "[::1"] } });
+    const forms = "must be host, host:port, host:* or *.suffix with the same port forms, an IPv6 address in brackets";
+    expect(loadError({ file, env: {} }).problems).toEqual([
+      `push.allowHosts[0]: ${forms}: the port must be 1 to 65535, or * for any port (got "127.0.0.1:0")`,
+      `push.allowHosts[1]: ${forms}: write an IPv6 address in brackets, e.g. [::1] or [::1]:8080 (got "::1")`,
+      `push.allowHosts[2]: ${forms}: not a host name (got "hooks/x")`,
+      `push.allowHosts[3]: ${forms}: [ without ] (got "[::1")`,
+    ]);
+    expect(loadError({ env: { A2A_PUSH_ALLOW_HOSTS: "ok.example, *.10.0.0.1" } }).problems).toEqual([
+      'push.allowHosts[1]: *. must be followed by a domain name (got "*.10.0.0.1") (from A2A_PUSH_ALLOW_HOSTS)',
+    ]);
+  });
+
   test("the result is deeply frozen: assignment throws in strict mode", () => {
     const config: Config = loadConfig({ env: {} });
     expect(Object.isFrozen(config)).toBe(true);

@@ -55,9 +55,9 @@ describe("the cases from the issue", () => {
   });
 
   test("an allow-listed loopback host is allowed, over http too, and connects to the resolved address", async () => {
-    const check = await checkWebhookUrl("http://localhost:8080/hook", { allowHosts: ["localhost"] }, dns);
+    const check = await checkWebhookUrl("http://localhost:8080/hook", { allowHosts: ["localhost:8080"] }, dns);
     expect(check).toMatchObject({ ok: true, address: "127.0.0.1", family: 4 });
-    const literal = await checkWebhookUrl("http://127.0.0.1:9/x", { allowHosts: ["127.0.0.1"] }, dns);
+    const literal = await checkWebhookUrl("http://127.0.0.1:9/x", { allowHosts: ["127.0.0.1:9"] }, dns);
     expect(literal).toMatchObject({ ok: true, address: "127.0.0.1", family: 4 });
   });
 });
@@ -143,30 +143,74 @@ describe("resolution", () => {
 });
 
 describe("isAllowListed", () => {
+  const listed = (url: string, allowHosts: string[]) => isAllowListed(new URL(url), allowHosts);
   test("exact names, case and trailing dot aside", () => {
-    expect(isAllowListed("Hook.Test", ["hook.test"])).toBe(true);
-    expect(isAllowListed("hook.test.", ["hook.test"])).toBe(true);
-    expect(isAllowListed("hook.test.evil.com", ["hook.test"])).toBe(false);
-    expect(isAllowListed("xhook.test", ["hook.test"])).toBe(false);
+    expect(listed("https://Hook.Test/", ["hook.test"])).toBe(true);
+    expect(listed("https://hook.test./", ["HOOK.test"])).toBe(true);
+    expect(listed("https://hook.test.evil.com/", ["hook.test"])).toBe(false);
+    expect(listed("https://xhook.test/", ["hook.test"])).toBe(false);
   });
   test("*.suffix covers subdomains only", () => {
-    expect(isAllowListed("a.hooks.test", ["*.hooks.test"])).toBe(true);
-    expect(isAllowListed("b.a.hooks.test", ["*.hooks.test"])).toBe(true);
-    expect(isAllowListed("hooks.test", ["*.hooks.test"])).toBe(false);
-    expect(isAllowListed("evilhooks.test", ["*.hooks.test"])).toBe(false);
+    expect(listed("https://a.hooks.test/", ["*.hooks.test"])).toBe(true);
+    expect(listed("https://b.a.hooks.test/", ["*.hooks.test"])).toBe(true);
+    expect(listed("https://hooks.test/", ["*.hooks.test"])).toBe(false);
+    expect(listed("https://evilhooks.test/", ["*.hooks.test"])).toBe(false);
   });
-  test("IP entries match the URL parser's spelling of the host", () => {
-    expect(isAllowListed("[::1]", ["::1"])).toBe(true);
-    expect(isAllowListed("[::1]", ["0:0:0:0:0:0:0:1"])).toBe(true);
-    expect(isAllowListed("127.0.0.1", ["127.0.0.1"])).toBe(true);
-    expect(isAllowListed("127.0.0.2", ["127.0.0.1"])).toBe(false);
+  test("IP entries match the URL parser's spelling of the host; IPv6 in brackets", () => {
+    expect(listed("http://[::1]/", ["[::1]"])).toBe(true);
+    expect(listed("http://[::1]/", ["[0:0:0:0:0:0:0:1]"])).toBe(true);
+    expect(listed("http://127.0.0.1/", ["127.0.0.1"])).toBe(true);
+    expect(listed("http://127.0.0.1/", ["127.1"])).toBe(true);
+    expect(listed("http://127.0.0.2/", ["127.0.0.1"])).toBe(false);
   });
-  test("empty entries allow nothing", () => {
-    expect(isAllowListed("hook.test", ["", " "])).toBe(false);
-    expect(isAllowListed("hook.test", ["*."])).toBe(false);
+  test("an entry without a port covers only the scheme's default port", () => {
+    expect(listed("http://hook.test/", ["hook.test"])).toBe(true);
+    expect(listed("http://hook.test:80/", ["hook.test"])).toBe(true);
+    expect(listed("https://hook.test:443/", ["hook.test"])).toBe(true);
+    expect(listed("http://hook.test:8080/", ["hook.test"])).toBe(false);
+    expect(listed("http://hook.test:443/", ["hook.test"])).toBe(false);
+    expect(listed("https://hook.test:80/", ["hook.test"])).toBe(false);
+    expect(listed("http://127.0.0.1:6379/", ["127.0.0.1"])).toBe(false);
+    expect(listed("http://a.hooks.test:6379/", ["*.hooks.test"])).toBe(false);
+  });
+  test("host:port covers that port only, whatever the scheme; host:* covers every port", () => {
+    expect(listed("http://127.0.0.1:8080/", ["127.0.0.1:8080"])).toBe(true);
+    expect(listed("https://127.0.0.1:8080/", ["127.0.0.1:8080"])).toBe(true);
+    expect(listed("http://127.0.0.1:6379/", ["127.0.0.1:8080"])).toBe(false);
+    expect(listed("http://127.0.0.1/", ["127.0.0.1:8080"])).toBe(false);
+    expect(listed("http://hook.test/", ["hook.test:80"])).toBe(true);
+    expect(listed("https://hook.test/", ["hook.test:80"])).toBe(false);
+    expect(listed("http://[::1]:9000/", ["[::1]:9000"])).toBe(true);
+    expect(listed("http://[::1]:9001/", ["[::1]:9000"])).toBe(false);
+    expect(listed("http://a.hooks.test:9000/", ["*.hooks.test:9000"])).toBe(true);
+    expect(listed("http://a.hooks.test:9001/", ["*.hooks.test:9000"])).toBe(false);
+    expect(listed("http://hook.test:6379/", ["hook.test:*"])).toBe(true);
+    expect(listed("http://a.hooks.test:1/", ["*.hooks.test:*"])).toBe(true);
+  });
+  test("entries that do not parse allow nothing", () => {
+    expect(listed("https://hook.test/", ["", " "])).toBe(false);
+    expect(listed("https://hook.test/", ["*."])).toBe(false);
+    expect(listed("http://[::1]/", ["::1"])).toBe(false);
+    expect(listed("http://hook.test:0/", ["hook.test:0"])).toBe(false);
   });
   test("an allow-listed wildcard host resolving to a private address is allowed", async () => {
     const check = await checkWebhookUrl("http://a.hooks.test/", { allowHosts: ["*.hooks.test"] }, dns);
     expect(check).toMatchObject({ ok: true, address: "10.1.1.1" });
+  });
+});
+
+describe("an allow-listed receiver port opens no other port of its host", () => {
+  const policy = { allowHosts: ["127.0.0.1:8080", "localhost:8080"] };
+  test("a webhook to another port of an allow-listed address is judged as if the address were not listed", async () => {
+    expect(await reason("http://127.0.0.1:6379/", policy)).toBe("loopback address 127.0.0.1");
+    expect(await reason("https://127.0.0.1:6379/", policy)).toBe("loopback address 127.0.0.1");
+    expect(await reason("http://127.0.0.1/", policy)).toBe("loopback address 127.0.0.1");
+    expect(await reason("https://localhost:6379/", policy)).toBe("loopback address 127.0.0.1");
+    expect(checkUrlForm("http://127.0.0.1:6379/", policy)).toEqual({ ok: false, reason: "loopback address 127.0.0.1" });
+  });
+  test("the listed port passes, and the check's URL (with its port) is the one delivery connects to", async () => {
+    const check = await checkWebhookUrl("http://127.0.0.1:8080/hook", policy, dns);
+    expect(check).toMatchObject({ ok: true, address: "127.0.0.1" });
+    if (check.ok) expect(check.url.port).toBe("8080");
   });
 });
