@@ -6,6 +6,7 @@ import { acceptScenario } from "../test/load/accept-scenario.ts";
 import { blockingScenario } from "../test/load/blocking-scenario.ts";
 import type { BenchContext } from "../test/load/context.ts";
 import { costScenario } from "../test/load/cost-scenario.ts";
+import { PeerDatabases } from "../test/load/peer-databases.ts";
 import { killAll } from "../test/load/processes.ts";
 import { profileAnalysis, profileScenario } from "../test/load/profile-scenario.ts";
 import { renderReport } from "../test/load/report.ts";
@@ -74,7 +75,9 @@ const log = (line: string) =>
 // The bench owns its redis-server: a REDIS_URL of the environment is never written to.
 delete process.env.REDIS_URL;
 const server = await startRedis();
+const databases = new PeerDatabases();
 const stop = async () => {
+  await databases.stop().catch(() => {});
   killAll();
   await server.stop();
 };
@@ -89,7 +92,7 @@ try {
   const admin = server.client();
   const redisPid = Number(/process_id:(\d+)/.exec(await admin.info("server"))?.[1] ?? Number.NaN);
   admin.disconnect();
-  const context: BenchContext = { redisUrl: server.url, redisPid, quick, log };
+  const context: BenchContext = { redisUrl: server.url, redisPid, databases, quick, log };
   log(`redis-server on ${server.url} (pid ${redisPid}); ${quick ? "quick" : "full"} run`);
   const sections: Section[] = [];
   for (const [id, scenario] of Object.entries(SCENARIOS)) {

@@ -24,13 +24,13 @@ function sectionMarkdown(section: Section): string {
   if (section.setup.length > 0) out.push("Setup:", "", ...section.setup.map((line) => `- ${line}`), "");
   if (section.rows.length > 0) {
     out.push(
-      "| system | role | throughput | p50 ms | p90 ms | p99 ms | max ms | errors | note |",
-      "|---|---|--:|--:|--:|--:|--:|--:|---|",
+      "| system | role | throughput | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | note |",
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
     );
     for (const row of section.rows) {
       const s = row.summary;
       out.push(
-        `| ${cell(row.system)} | ${row.role} | ${fmt(s.perSecond)} ${row.unit} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} | ${row.errors} | ${cell(row.note ?? "")} |`,
+        `| ${cell(row.system)} | ${row.role} | ${fmt(s.perSecond)} ${row.unit} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.p999)} | ${ms(s.max)} | ${row.errors} | ${cell(row.note ?? "")} |`,
       );
     }
     out.push("");
