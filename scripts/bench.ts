@@ -6,12 +6,14 @@ import { acceptScenario } from "../test/load/accept-scenario.ts";
 import { blockingScenario } from "../test/load/blocking-scenario.ts";
 import type { BenchContext } from "../test/load/context.ts";
 import { costScenario } from "../test/load/cost-scenario.ts";
+import { LIST_TARGETS, listScenario } from "../test/load/list-scenario.ts";
 import { PeerDatabases } from "../test/load/peer-databases.ts";
 import { killAll } from "../test/load/processes.ts";
 import { profileAnalysis, profileScenario } from "../test/load/profile-scenario.ts";
 import { renderReport } from "../test/load/report.ts";
 import { notMeasured, type Section } from "../test/load/results.ts";
 import { runsScenario } from "../test/load/runs-scenario.ts";
+import { STREAMING_TARGETS, streamingScenario } from "../test/load/streaming-scenario.ts";
 import { streamsScenario } from "../test/load/streams-scenario.ts";
 import { machine, versions } from "../test/load/versions.ts";
 import { startRedis } from "../test/support/redis.ts";
@@ -44,6 +46,16 @@ const SCENARIOS: Record<
     title: "5. Accept cost in Redis, and memory per finished task",
     targets: ["Redis memory per finished task (task, run, dedup, journal, indices) ≤ 2 KB"],
     run: costScenario,
+  },
+  streaming: {
+    title: "6. Streamed output: LLM-like answers in 20-byte deltas over SendStreamingMessage",
+    targets: STREAMING_TARGETS,
+    run: streamingScenario,
+  },
+  list: {
+    title: "7. ListTasks: 100, 10,000 and 100,000 tasks per client",
+    targets: LIST_TARGETS,
+    run: listScenario,
   },
 };
 

@@ -35,6 +35,13 @@ function sectionMarkdown(section: Section): string {
     }
     out.push("");
   }
+  for (const table of section.tables ?? []) {
+    const head = table.head.map((heading) => heading.replace(/ >$/, ""));
+    const align = table.head.map((heading) => (heading.endsWith(" >") ? "--:" : "---"));
+    out.push(`| ${head.map(cell).join(" | ")} |`, `|${align.join("|")}|`);
+    for (const row of table.rows) out.push(`| ${row.map(cell).join(" | ")} |`);
+    out.push("");
+  }
   if (section.targets.length > 0) {
     out.push("| target (from the brief) | measured | verdict | by how much, and why |", "|---|---|---|---|");
     for (const target of section.targets) {
