@@ -1,5 +1,5 @@
 // The bench's own handlers, loaded by `a2a-runtime work --handlers test/load/bench-handlers.ts`: an LLM-like answer
-// streamed in small deltas, and a run that completes or fails as its message says (for a mix of finished tasks).
+// streamed in small deltas.
 import { defineHandler, HandlerFailure, textOf } from "../../src/actors/index.ts";
 
 /** Bytes per delta: about what an LLM token stream delivers per chunk. */
@@ -24,9 +24,4 @@ export const streamDeltas = defineHandler("stream-deltas", async (ctx) => {
   for (let at = 0; at < answer.length && !ctx.signal.aborted; at += DELTA_BYTES) {
     await ctx.emit.text(answer.slice(at, at + DELTA_BYTES));
   }
-});
-
-/** `outcome`: completes at once without output, or fails with a reason when the message's text is "fail". */
-export const outcome = defineHandler("outcome", async (ctx) => {
-  if (textOf(ctx.input).trim() === "fail") throw new HandlerFailure("Failed as the message asked");
 });

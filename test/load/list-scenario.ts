@@ -1,24 +1,25 @@
-// Scenario 7, ListTasks: one client with 100, 10,000 and 100,000 finished tasks (seeded through the public API, run by
-// real actors: 90% COMPLETED, 10% FAILED); a few concurrent connections page through them (pageSize 50): the first page
-// and a page in the middle of the list, with and without a status filter. Latency and CPU per request per size.
+// Scenario 7, ListTasks: one client with 100, 10,000 and 100,000 tasks (seeded through the public API: 90% queued, 10%
+// canceled); a few concurrent connections page through them (pageSize 50): the first page and a page in the middle of
+// the list, with and without a status filter. Latency and CPU per request per size.
 import { Redis } from "ioredis";
 import { TaskJournal } from "../../src/journal/index.ts";
 import { type BenchContext, pick } from "./context.ts";
 import { type HttpAnswer, runHttpLoad } from "./http-load.ts";
 import { Installation, sendMessageBody } from "./installation.ts";
-import { type Child, cpuSeconds, waitFor } from "./processes.ts";
+import { type Child, cpuSeconds } from "./processes.ts";
 import { fmt, ms, type Row, type Section } from "./results.ts";
 import { summarize } from "./stats.ts";
 
 const TITLE = "7. ListTasks: 100, 10,000 and 100,000 tasks per client";
 export const LIST_TARGETS = ["ListTasks latency flat from 100 to 100,000 tasks per client"];
-const HANDLERS = new URL("./bench-handlers.ts", import.meta.url).pathname;
 const SIZES = [100, 10_000, 100_000];
 const PAGE_SIZE = 50;
 const CLIENTS = 4;
-/** Every FAILED_EVERY-th seeded task fails: the status filter selects 10% of the tasks. */
-const FAILED_EVERY = 10;
-const FILTER = "TASK_STATE_FAILED";
+/** Every FILTERED_EVERY-th seeded task is canceled: the status filter selects 10% of the tasks. */
+const FILTERED_EVERY = 10;
+const FILTER = "TASK_STATE_CANCELED";
+const PROFILE = "noop";
+const PATH = `/a2a/${PROFILE}`;
 /** "Flat": p50 and CPU per request at the largest size at most this many times those at the smallest. */
 const FLAT_FACTOR = 2;
 
@@ -43,34 +44,49 @@ interface Measured {
   cpuUs: number;
 }
 
-/** Seeds `count` more tasks through SendMessage (returnImmediately) and lets `work --actors 2` finish them all. */
+/**
+ * Seeds `count` more queued tasks through SendMessage (returnImmediately), then cancels every FILTERED_EVERY-th one
+ * through CancelTask (a queued task is canceled at once). Returns the seconds it took.
+ */
 async function seed(inst: Installation, port: number, from: number, count: number): Promise<number> {
   const started = performance.now();
-  const work = await inst.work(2, { A2A_WORKER_CONCURRENCY: "16" });
-  try {
-    const tag = `list-${Date.now()}`;
-    const result = await runHttpLoad({
-      port,
-      path: "/a2a/list",
-      concurrency: 32,
-      maxRequests: count,
-      maxSeconds: 600,
-      warmupRequests: 0,
-      headers: { "Content-Type": "application/json", "A2A-Version": "1.0", Authorization: `Bearer ${inst.apiKey}` },
-      body: (seq) => sendMessageBody(seq, seq % FAILED_EVERY === 0 ? "fail" : "done", true, tag),
-      check: (answer) => answer.status === 200 && answer.body.includes("TASK_STATE_"),
-    });
-    if (result.errors > 0 || result.count !== count) {
-      throw new Error(`seeding accepted ${result.count} of ${count} tasks: ${result.firstError ?? ""}`);
-    }
-    await waitFor(
-      async () => ((await inst.active()) === 0 ? true : undefined),
-      600_000,
-      "every seeded task to end",
-      200,
-    );
-  } finally {
-    await work.stop(30_000);
+  const headers = { "Content-Type": "application/json", "A2A-Version": "1.0", Authorization: `Bearer ${inst.apiKey}` };
+  const tag = `list-${Date.now()}`;
+  const toCancel: string[] = [];
+  const accepted = await runHttpLoad({
+    port,
+    path: PATH,
+    concurrency: 32,
+    maxRequests: count,
+    maxSeconds: 600,
+    warmupRequests: 0,
+    headers,
+    body: (seq) => sendMessageBody(seq, "hello", true, tag),
+    check: (answer) => {
+      if (answer.status !== 200) return false;
+      const body = JSON.parse(answer.body) as { id?: number; result?: { task?: { id?: string } } };
+      const taskId = body.result?.task?.id;
+      if (taskId && (body.id ?? 0) % FILTERED_EVERY === 0) toCancel.push(taskId);
+      return taskId !== undefined;
+    },
+  });
+  if (accepted.errors > 0 || accepted.count !== count) {
+    throw new Error(`seeding accepted ${accepted.count} of ${count} tasks: ${accepted.firstError ?? ""}`);
+  }
+  const canceled = await runHttpLoad({
+    port,
+    path: PATH,
+    concurrency: 32,
+    maxRequests: toCancel.length,
+    maxSeconds: 600,
+    warmupRequests: 0,
+    headers,
+    body: (seq) =>
+      JSON.stringify({ jsonrpc: "2.0", id: seq, method: "CancelTask", params: { id: toCancel[seq - 1] ?? "" } }),
+    check: (answer) => answer.status === 200 && answer.body.includes(FILTER),
+  });
+  if (canceled.errors > 0 || canceled.count !== toCancel.length) {
+    throw new Error(`seeding canceled ${canceled.count} of ${toCancel.length} tasks: ${canceled.firstError ?? ""}`);
   }
   const total = await inst.redis.zcard(inst.keys.clientTasks(0, inst.clientId));
   if (total !== from + count) throw new Error(`the client's index holds ${total} tasks, expected ${from + count}`);
@@ -89,7 +105,7 @@ async function tokenAt(inst: Installation, depth: number, filter: boolean): Prom
     });
     const page = await journal.list(inst.clientId, {
       pageSize: depth,
-      profile: "list",
+      profile: PROFILE,
       ...(filter ? { status: FILTER } : {}),
     });
     return page.nextPageToken;
@@ -105,7 +121,7 @@ async function measureCase(
   size: number,
   listCase: Case,
 ): Promise<Measured> {
-  const matching = listCase.filter ? size / FAILED_EVERY : size;
+  const matching = listCase.filter ? size / FILTERED_EVERY : size;
   const depth = listCase.deep ? Math.floor(matching / 2) : 0;
   const expected = Math.min(PAGE_SIZE, matching - depth);
   const pageToken = await tokenAt(inst, depth, listCase.filter);
@@ -122,13 +138,13 @@ async function measureCase(
   };
   const load = {
     port: gateway.port,
-    path: "/a2a/list",
+    path: PATH,
     concurrency: CLIENTS,
     headers: { "Content-Type": "application/json", "A2A-Version": "1.0", Authorization: `Bearer ${inst.apiKey}` },
     body: (seq: number) => JSON.stringify({ jsonrpc: "2.0", id: seq, method: "ListTasks", params }),
     check,
   };
-  await runHttpLoad({ ...load, maxRequests: pick(context, 40, 12), maxSeconds: 10, warmupRequests: 0 });
+  await runHttpLoad({ ...load, maxRequests: pick(context, 4, 2) * CLIENTS, maxSeconds: 10, warmupRequests: 0 });
   const cpu0 = [cpuSeconds(gateway.pid), cpuSeconds(context.redisPid)];
   const result = await runHttpLoad({
     ...load,
@@ -159,32 +175,33 @@ async function measureCase(
 
 export async function listScenario(context: BenchContext): Promise<Section> {
   const inst = new Installation(context.redisUrl, {
-    profiles: { list: "outcome" },
-    handlers: HANDLERS,
-    env: {
-      A2A_CLIENTS_MAX_STORED_BYTES: "0",
-      A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
-      A2A_SERVER_STORE_TIMEOUT_SECONDS: "60",
-    },
+    env: { A2A_CLIENTS_MAX_STORED_BYTES: "0", A2A_SERVER_STORE_TIMEOUT_SECONDS: "60" },
   });
   let gateway: Child | undefined;
+  // no actor runs: the liveness record lets the gateway accept, and the tasks stay queued
+  const beat = setInterval(() => void inst.seedLiveBeat().catch(() => {}), 10_000);
   const measured: Measured[] = [];
   const seeding: [string, string][] = [];
   try {
     await inst.addClient();
+    await inst.seedLiveBeat();
     const started = await inst.gateway();
     gateway = started.child;
     let seeded = 0;
     for (const size of SIZES) {
       context.log(`list: seeding ${fmt(size - seeded)} tasks (to ${fmt(size)})`);
       const seconds = await seed(inst, started.port, seeded, size - seeded);
-      seeding.push([`seeding ${fmt(seeded)} → ${fmt(size)} tasks (accept + run)`, `${seconds.toFixed(1)} s`]);
+      seeding.push([
+        `seeding ${fmt(seeded)} → ${fmt(size)} tasks (accept, then cancel 10%)`,
+        `${seconds.toFixed(1)} s`,
+      ]);
       seeded = size;
       for (const listCase of CASES) {
         measured.push(await measureCase(context, inst, { pid: started.child.pid, port: started.port }, size, listCase));
       }
     }
   } finally {
+    clearInterval(beat);
     await gateway?.stop();
     await inst.close();
   }
@@ -204,9 +221,9 @@ export async function listScenario(context: BenchContext): Promise<Section> {
     id: "list",
     title: TITLE,
     setup: [
-      `One client's tasks in one profile (handler \`outcome\` of test/load/bench-handlers.ts): seeded through SendMessage with returnImmediately (32 connections), run to the end by \`work --actors 2\`; every ${FAILED_EVERY}th task fails, so ${100 - 100 / FAILED_EVERY}% are COMPLETED and ${100 / FAILED_EVERY}% FAILED. Sizes grow in place: ${SIZES.map(fmt).join(" → ")} finished tasks.`,
-      `${CLIENTS} keep-alive connections, one ListTasks in flight each, pageSize ${PAGE_SIZE}: the first page, and the page that starts in the middle of the matching tasks (its pageToken taken from the journal's own list, as a client that paged there would hold it), each without a filter and with status ${FILTER} (${100 / FAILED_EVERY}% of the tasks). Every answer must hold the expected number of tasks.`,
-      `Bounds per case: ${pick(context, 40, 12)} warm-up requests, then at most ${fmt(pick(context, 3_000, 600))} requests or ${pick(context, 10, 3)} s. server.storeTimeoutSeconds raised to 60 so that a slow list is measured, not cut to HTTP 503. CPU per request: the gateway's and redis-server's CPU in the window ÷ requests.`,
+      `One client's tasks in the \`${PROFILE}\` profile, seeded through the public API: SendMessage with returnImmediately (32 connections) and no actor running (a seeded liveness record), so they stay queued (TASK_STATE_SUBMITTED); then every ${FILTERED_EVERY}th is canceled with CancelTask (a queued task is canceled at once): ${100 - 100 / FILTERED_EVERY}% queued, ${100 / FILTERED_EVERY}% CANCELED. Sizes grow in place: ${SIZES.map(fmt).join(" → ")} tasks.`,
+      `${CLIENTS} keep-alive connections, one ListTasks in flight each, pageSize ${PAGE_SIZE}: the first page, and the page that starts in the middle of the matching tasks (its pageToken taken from the journal's own list, as a client that paged there would hold it), each without a filter and with status ${FILTER} (${100 / FILTERED_EVERY}% of the tasks). Every answer must hold the expected number of tasks.`,
+      `Bounds per case: ${pick(context, 4, 2) * CLIENTS} warm-up requests, then at most ${fmt(pick(context, 3_000, 600))} requests or ${pick(context, 10, 3)} s. server.storeTimeoutSeconds raised to 60 so that a slow list is measured, not cut to HTTP 503. CPU per request: the gateway's and redis-server's CPU in the window ÷ requests.`,
       `"Flat": at ${fmt(largest)} tasks, p50 latency and CPU per request at most ${FLAT_FACTOR}× those at ${fmt(smallest)} tasks, for every case.`,
     ],
     rows: measured.map((m) => m.row),
@@ -220,7 +237,7 @@ export async function listScenario(context: BenchContext): Promise<Section> {
         ...(met
           ? {}
           : {
-              why: `worst: ${worst.listCase.name}, p50 ${ms(worst.low.p50)} → ${ms(worst.high.p50)} ms and CPU per request ${fmt(worst.low.cpuUs)} → ${fmt(worst.high.cpuUs)} µs from ${fmt(smallest)} to ${fmt(largest)} tasks. Every ListTasks reads the client's whole index (ZREVRANGEBYSCORE … WITHSCORES) and, because the profile is always a filter, one HMGET per task in it before it cuts the page: its cost grows with the tasks the client has, not with the page.`,
+              why: `worst: ${worst.listCase.name}, p50 ${ms(worst.low.p50)} → ${ms(worst.high.p50)} ms and CPU per request ${fmt(worst.low.cpuUs)} → ${fmt(worst.high.cpuUs)} µs from ${fmt(smallest)} to ${fmt(largest)} tasks. The cost of a page grows with the tasks the client has, not with the page size (see the CPU per request of each row).`,
             }),
       },
     ],
