@@ -228,7 +228,7 @@ export async function streamingScenario(context: BenchContext): Promise<Section>
   const met = results.every((answer) => ratio(answer) <= MAX_RATIO);
   const bounded = results.filter((answer) => answer.bounded);
   const label = (answer: Answer) =>
-    `${bytes(answer.size)}${answer.bounded ? ` (bounded at ${bytes(answer.received)})` : ""}`;
+    `${sizeLabel(answer.size)}${answer.bounded ? ` (bounded at ${bytes(answer.received)})` : ""}`;
   const first = results[0]!;
   return {
     id: "streaming",
