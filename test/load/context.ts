@@ -8,7 +8,7 @@ export interface BenchContext {
   readonly redisPid: number;
   /** PostgreSQL (started on first use) and SQLite files for the SDK's DatabaseTaskStore peers. */
   readonly databases: PeerDatabases;
-  /** `--quick`: smaller counts, the whole bench under two minutes. */
+  /** `--quick`: smaller counts and one round: every scenario checked in a few minutes. */
   readonly quick: boolean;
   log(line: string): void;
 }
