@@ -34,9 +34,9 @@ export function nodeVersion(): string {
   return spawnSync("node", ["--version"], { encoding: "utf8" }).stdout.trim() || "not installed";
 }
 
-/** The command line of the peer, as the report shows it; `store` as sdk-server takes it (a URL is shown by scheme). */
+/** The command line of the peer, as the report shows it; `store` as sdk-server takes it. */
 export function peerCommand(runtime: PeerRuntime, mode: PeerMode, store = "memory"): string {
-  const storeArg = store === "memory" ? "" : ` ${store.split(":")[0]}:<fresh database>`;
+  const storeArg = store === "memory" ? "" : ` ${store}`;
   return runtime === "bun"
     ? `bun test/load/sdk-server.ts <port> ${mode}${storeArg}`
     : `node --expose-gc node_modules/.cache/a2a-bench/sdk-server.mjs <port> ${mode}${storeArg}`;

@@ -30,6 +30,13 @@ export interface SdkPeerSet {
   notes: string[];
 }
 
+/** The store argument of sdk-server as the report shows it (each round creates its own database). */
+const STORE_ARGUMENT: Record<PeerStore, string> = {
+  memory: "memory",
+  postgres: "postgresql://bench@127.0.0.1:<port>/<fresh database>",
+  sqlite: "sqlite:<fresh file>",
+};
+
 const RUNTIMES: Record<PeerStore, PeerRuntime[]> = {
   memory: ["bun", "node"],
   postgres: ["bun", "node"],
@@ -83,7 +90,7 @@ export function peerRow(
     summary: compared.summary,
     unit,
     errors: compared.summary.errors,
-    command: `npm run bench -- --only ${only}  (peer: ${peerCommand(peer.runtime, mode, peer.store === "memory" ? "memory" : `${peer.store}:`)})`,
+    command: `npm run bench -- --only ${only}  (peer: ${peerCommand(peer.runtime, mode, STORE_ARGUMENT[peer.store])})`,
     note: `${cpuNote(compared)}${database}`,
   };
 }
