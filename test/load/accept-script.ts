@@ -85,6 +85,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       p50: row.p50,
       p90: Number.NaN,
       p99: row.p99,
+      p999: Number.NaN,
       max: row.max,
     };
     const shown = ["redis-benchmark", ...options, "EVALSHA <accept-11.lua sha> 11 <keys…> <args…>"].join(" ");

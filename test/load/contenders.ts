@@ -4,7 +4,8 @@
 import type { BenchContext } from "./context.ts";
 import { type HttpAnswer, runHttpLoad } from "./http-load.ts";
 import { Installation } from "./installation.ts";
-import { type Child, cpuSeconds } from "./processes.ts";
+import type { PeerEngine } from "./peer-databases.ts";
+import { type Child, childrenOf, cpuSeconds } from "./processes.ts";
 import { fmt } from "./results.ts";
 import { type PeerMode, type PeerRuntime, startSdkServer } from "./sdk-peer.ts";
 import { mergeSamples, type Sample, type Summary } from "./stats.ts";
@@ -24,6 +25,8 @@ export interface Measured extends Sample {
   /** CPU seconds of the system's processes (gateway, actors or SDK server) in the measured window. */
   serverCpu: number;
   redisCpu: number;
+  /** Of serverCpu, the database server's share (durable SDK peers); 0 for the others. */
+  databaseCpu: number;
   /** Pids of the processes measured (gateway first), e.g. to find their CPU profiles. */
   pids: number[];
 }
@@ -39,6 +42,8 @@ export interface Compared {
   firstError: string | undefined;
   serverCpuPerRequestUs: number;
   redisCpuPerRequestUs: number;
+  /** Of serverCpuPerRequestUs, the database server's share. */
+  databaseCpuPerRequestUs: number;
 }
 
 const A2A_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
@@ -50,13 +55,15 @@ async function measure(
   headers: Record<string, string>,
   load: Load,
   pids: () => number[],
+  databasePids: () => number[] = () => [],
 ): Promise<Measured> {
-  const cpu = () => pids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const sum = (list: number[]) => list.reduce((total, pid) => total + cpuSeconds(pid), 0);
+  const cpu = () => sum(pids());
   // The warm-up runs first on its own, so the CPU counters cover the measured window only.
   if (load.warmupRequests > 0) {
     await runHttpLoad({ port, path, headers, ...load, maxRequests: load.warmupRequests, warmupRequests: 0 });
   }
-  const cpu0 = [cpu(), cpuSeconds(context.redisPid)];
+  const cpu0 = [cpu(), cpuSeconds(context.redisPid), sum(databasePids())];
   const result = await runHttpLoad({ port, path, headers, ...load, warmupRequests: 0 });
   return {
     latencies: result.latencies,
@@ -65,6 +72,7 @@ async function measure(
     firstError: result.firstError,
     serverCpu: cpu() - (cpu0[0] ?? 0),
     redisCpu: cpuSeconds(context.redisPid) - (cpu0[1] ?? 0),
+    databaseCpu: sum(databasePids()) - (cpu0[2] ?? 0),
     pids: pids(),
   };
 }
@@ -112,28 +120,47 @@ export function gatewayContender(context: BenchContext, name: string, setup: Gat
   };
 }
 
-export function sdkContender(context: BenchContext, runtime: PeerRuntime, mode: PeerMode): Contender {
+/**
+ * The SDK server on `runtime`: with its InMemoryTaskStore, or with `engine` its DatabaseTaskStore on a fresh database
+ * per round (named `sdk-<engine>-<runtime>`); the database server's CPU counts with the peer's.
+ */
+export function sdkContender(
+  context: BenchContext,
+  runtime: PeerRuntime,
+  mode: PeerMode,
+  engine?: PeerEngine,
+): Contender {
   return {
-    name: `sdk-${runtime}`,
+    name: engine ? `sdk-${engine}-${runtime}` : `sdk-${runtime}`,
     async run(load) {
-      const { child, port } = await startSdkServer(runtime, mode);
+      const database = engine ? await context.databases.fresh(engine) : undefined;
+      const server = engine === "postgres" ? await context.databases.server() : undefined;
+      const { child, port } = await startSdkServer(runtime, mode, database?.url);
+      const databasePids = () => (typeof server === "object" ? server.pids() : []);
       try {
-        return await measure(context, port, "/", A2A_HEADERS, load, () => [child.pid]);
+        return await measure(context, port, "/", A2A_HEADERS, load, () => [child.pid, ...databasePids()], databasePids);
       } finally {
         await child.stop();
+        await database?.drop();
       }
     },
   };
 }
 
-/** The supervisor's actor processes (children of the `work` process), read from /proc. */
+/** The `work` process and its actor processes, read from /proc. */
 function childPids(pid: number): number[] {
-  try {
-    const text = require("node:fs").readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8") as string;
-    return [pid, ...text.trim().split(/\s+/).filter(Boolean).map(Number)];
-  } catch {
-    return [pid];
-  }
+  return [pid, ...childrenOf(pid)];
+}
+
+/** Server and Redis CPU per measured request, as a note for the report. */
+export function cpuNote(compared: Compared): string {
+  const redis = Number.isFinite(compared.redisCpuPerRequestUs)
+    ? `, redis-server ${fmt(compared.redisCpuPerRequestUs)} µs`
+    : "";
+  const error = compared.firstError ? `; first error: ${compared.firstError.slice(0, 160)}` : "";
+  const database =
+    compared.databaseCpuPerRequestUs > 0 ? ` (of it PostgreSQL ${fmt(compared.databaseCpuPerRequestUs)} µs)` : "";
+  return `CPU per request: server ${fmt(compared.serverCpuPerRequestUs)} µs${database}${redis}${error}`;
 }
 
 /** Runs every contender `rounds` times, alternating, and pools each one's rounds. */
@@ -162,6 +189,7 @@ export async function compare(
       firstError: list.find((sample) => sample.firstError)?.firstError,
       serverCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.serverCpu, 0) / count) * 1e6,
       redisCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.redisCpu, 0) / count) * 1e6,
+      databaseCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.databaseCpu, 0) / count) * 1e6,
     });
   }
   return out;

@@ -1,10 +1,14 @@
-// What every scenario gets from the bench: the redis-server it started, whether this is a quick run, and a logger.
+// What every scenario gets from the bench: the redis-server it started, the durable peers' databases, whether this is a
+// quick run, and a logger.
+import type { PeerDatabases } from "./peer-databases.ts";
 
 export interface BenchContext {
   readonly redisUrl: string;
   /** The redis-server's pid (INFO server), for its CPU time. */
   readonly redisPid: number;
-  /** `--quick`: smaller counts, the whole bench under two minutes. */
+  /** PostgreSQL (started on first use) and SQLite files for the SDK's DatabaseTaskStore peers. */
+  readonly databases: PeerDatabases;
+  /** `--quick`: smaller counts and one round: every scenario checked in a few minutes. */
   readonly quick: boolean;
   log(line: string): void;
 }

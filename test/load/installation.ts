@@ -24,8 +24,12 @@ function profile(name: string, handler: string, extra: Record<string, unknown>):
 export interface InstallationOptions {
   /** A2A_* variables for every process of the installation. */
   env?: Record<string, string>;
-  /** Extra fields of both profiles (retention, quotas). */
+  /** Extra fields of every profile (retention, quotas). */
   profileFields?: Record<string, unknown>;
+  /** More profiles, name → handler, besides `echo` and `noop`. */
+  profiles?: Record<string, string>;
+  /** A handler module that `work` loads besides the built-ins (`--handlers`). */
+  handlers?: string;
 }
 
 export class Installation {
@@ -34,6 +38,7 @@ export class Installation {
   readonly redis: Redis;
   readonly env: Record<string, string>;
   private readonly dir = mkdtempSync(join(tmpdir(), "a2a-bench-"));
+  private readonly handlers: string[];
   clientId = "";
   apiKey = "";
 
@@ -44,10 +49,10 @@ export class Installation {
     this.redis = new Redis(redisUrl);
     const configFile = join(this.dir, "config.json");
     const extra = options.profileFields ?? {};
-    writeFileSync(
-      configFile,
-      JSON.stringify({ profiles: [profile("echo", "echo", extra), profile("noop", "noop", extra)] }),
-    );
+    const profiles = { echo: "echo", noop: "noop", ...options.profiles };
+    const list = Object.entries(profiles).map(([name, handler]) => profile(name, handler, extra));
+    writeFileSync(configFile, JSON.stringify({ profiles: list }));
+    this.handlers = options.handlers ? ["--handlers", options.handlers] : [];
     this.env = {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
@@ -93,7 +98,8 @@ export class Installation {
   /** Starts `bun src/cli.ts work --actors N` and waits until every actor has beaten once. */
   async work(actors: number, env: Record<string, string> = {}): Promise<Child> {
     const before = await this.redis.zcard(this.keys.workers());
-    const child = startChild("work", [BUN, CLI, "work", "--actors", String(actors)], { ...this.env, ...env });
+    const command = [BUN, CLI, "work", "--actors", String(actors), ...this.handlers];
+    const child = startChild("work", command, { ...this.env, ...env });
     await waitFor(
       async () => {
         if (child.process.exitCode !== null) throw new Error(`work exited:\n${child.lines.join("\n")}`);

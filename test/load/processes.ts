@@ -121,6 +121,16 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** The child processes of `pid` (Linux /proc); empty where they cannot be read. */
+export function childrenOf(pid: number): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");
+    return text.trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Polls `probe` every `intervalMs` until it returns a value, or throws after `timeoutMs`. */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,

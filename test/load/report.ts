@@ -24,15 +24,22 @@ function sectionMarkdown(section: Section): string {
   if (section.setup.length > 0) out.push("Setup:", "", ...section.setup.map((line) => `- ${line}`), "");
   if (section.rows.length > 0) {
     out.push(
-      "| system | role | throughput | p50 ms | p90 ms | p99 ms | max ms | errors | note |",
-      "|---|---|--:|--:|--:|--:|--:|--:|---|",
+      "| system | role | throughput | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | note |",
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|---|",
     );
     for (const row of section.rows) {
       const s = row.summary;
       out.push(
-        `| ${cell(row.system)} | ${row.role} | ${fmt(s.perSecond)} ${row.unit} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.max)} | ${row.errors} | ${cell(row.note ?? "")} |`,
+        `| ${cell(row.system)} | ${row.role} | ${fmt(s.perSecond)} ${row.unit} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} | ${ms(s.p999)} | ${ms(s.max)} | ${row.errors} | ${cell(row.note ?? "")} |`,
       );
     }
+    out.push("");
+  }
+  for (const table of section.tables ?? []) {
+    const head = table.head.map((heading) => heading.replace(/ >$/, ""));
+    const align = table.head.map((heading) => (heading.endsWith(" >") ? "--:" : "---"));
+    out.push(`| ${head.map(cell).join(" | ")} |`, `|${align.join("|")}|`);
+    for (const row of table.rows) out.push(`| ${row.map(cell).join(" | ")} |`);
     out.push("");
   }
   if (section.targets.length > 0) {
@@ -101,7 +108,8 @@ export function renderReport(input: ReportInput): string {
     "- Every server under measurement is a real child process (our gateway as `bun src/cli.ts gateway`, actors as `bun src/cli.ts work`, the SDK server and BullMQ workers as small scripts under test/load/), never the driver's own event loop.",
     "- One driver (test/load/http-load.ts) loads every HTTP system the same way: N keep-alive HTTP/1.1 connections to 127.0.0.1, one request in flight each, a fresh messageId per request; only loopback is ever dialled.",
     "- Warm-up requests run first and are not counted; every run is bounded in requests and in seconds and stops by itself. Rounds alternate between systems, each round on a freshly started server, and are pooled.",
-    "- Peers run in their recommended configuration: the SDK as its README sets it up (DefaultRequestHandler, InMemoryTaskStore, jsonRpcHandler on express, NODE_ENV=production), BullMQ with an ioredis connection (maxRetriesPerRequest null) and bounded removeOnComplete/removeOnFail. Both are measured on Bun and on Node; the faster one is the peer of each ratio.",
+    "- Peers run in their recommended configuration: the SDK as its README sets it up (DefaultRequestHandler, InMemoryTaskStore, jsonRpcHandler on express, NODE_ENV=production) and, as its durable peers, with its own DatabaseTaskStore as its persistent-stores guide sets it up (PostgreSQL through pg.Pool, SQLite through better-sqlite3; a fresh database per round, migrated by its a2a-db); BullMQ with an ioredis connection (maxRetriesPerRequest null) and bounded removeOnComplete/removeOnFail. Each is measured on Bun and on Node where it loads (better-sqlite3 does not load in Bun); the faster one is the peer of each ratio.",
+    "- No system waits for the disk: redis-server keeps nothing on disk, the bench's PostgreSQL runs with fsync, synchronous_commit and full_page_writes off, SQLite with journal_mode=WAL and synchronous=OFF.",
     "- Our side runs with its defaults except where a scenario says otherwise (e.g. server.maxWaitingRequests raised so that 32 clients may wait).",
     "",
     ...input.sections.map(sectionMarkdown),

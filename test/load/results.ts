@@ -28,6 +28,12 @@ export interface Target {
   why?: string;
 }
 
+export interface Table {
+  /** The column headings; a heading ending in " >" is right-aligned (numbers). */
+  head: string[];
+  rows: string[][];
+}
+
 export interface Section {
   id: string;
   title: string;
@@ -37,6 +43,8 @@ export interface Section {
   targets: Target[];
   /** Other figures as label → value. */
   figures: [string, string][];
+  /** Tables of their own (a scenario's figures per size or per case), rendered after the rows. */
+  tables?: Table[];
   notes: string[];
 }
 

@@ -1,13 +1,12 @@
 // Scenario 3, runs: how many no-op runs per second the supervisor's actors finish (2 actors × worker.concurrency), and
 // BullMQ's Worker with a no-op processor on the same Redis with the same concurrency (2 processes × concurrency).
 // Both queues are filled first; the rate is taken from 10% done to all done, so process start-up is excluded.
-import { readFileSync } from "node:fs";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { TaskJournal } from "../../src/journal/index.ts";
 import { type BenchContext, pick } from "./context.ts";
 import { BUN, Installation } from "./installation.ts";
-import { type Child, cpuSeconds, startChild } from "./processes.ts";
+import { type Child, childrenOf, cpuSeconds, startChild } from "./processes.ts";
 import { fmt, type Row, type Section } from "./results.ts";
 import { bundleForNode, type PeerRuntime } from "./sdk-peer.ts";
 import { rateOnly } from "./stats.ts";
@@ -57,15 +56,6 @@ async function drain(
     redisCpu: cpuSeconds(context.redisPid) - warm.redis,
     finished: last.done >= total,
   };
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");
-    return text.trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
 }
 
 async function ours(context: BenchContext, total: number, maxSeconds: number): Promise<Drained> {

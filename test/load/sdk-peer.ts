@@ -34,19 +34,25 @@ export function nodeVersion(): string {
   return spawnSync("node", ["--version"], { encoding: "utf8" }).stdout.trim() || "not installed";
 }
 
-/** The command line of the peer, as the report shows it. */
-export function peerCommand(runtime: PeerRuntime, mode: PeerMode): string {
+/** The command line of the peer, as the report shows it; `store` as sdk-server takes it. */
+export function peerCommand(runtime: PeerRuntime, mode: PeerMode, store = "memory"): string {
+  const storeArg = store === "memory" ? "" : ` ${store}`;
   return runtime === "bun"
-    ? `bun test/load/sdk-server.ts <port> ${mode}`
-    : `node --expose-gc node_modules/.cache/a2a-bench/sdk-server.mjs <port> ${mode}`;
+    ? `bun test/load/sdk-server.ts <port> ${mode}${storeArg}`
+    : `node --expose-gc node_modules/.cache/a2a-bench/sdk-server.mjs <port> ${mode}${storeArg}`;
 }
 
-export async function startSdkServer(runtime: PeerRuntime, mode: PeerMode): Promise<{ child: Child; port: number }> {
+/** Starts the peer with `store`: "memory" (InMemoryTaskStore) or a database URL (DatabaseTaskStore). */
+export async function startSdkServer(
+  runtime: PeerRuntime,
+  mode: PeerMode,
+  store = "memory",
+): Promise<{ child: Child; port: number }> {
   const port = await freePort();
   const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "production" };
   let command: string[];
-  if (runtime === "bun") command = [BUN, SOURCE, String(port), mode];
-  else command = ["node", "--expose-gc", bundleForNode(SOURCE), String(port), mode];
+  if (runtime === "bun") command = [BUN, SOURCE, String(port), mode, store];
+  else command = ["node", "--expose-gc", bundleForNode(SOURCE), String(port), mode, store];
   const child = startChild(`sdk-server (${runtime})`, command, env);
   await child.line(/sdk-server listening/, 20_000);
   return { child, port };

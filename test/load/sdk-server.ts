@@ -1,21 +1,23 @@
-// The peer: @a2a-js/sdk's own server as its README sets it up (DefaultRequestHandler + InMemoryTaskStore, served by
-// the JSON-RPC express handler), run as a child process on Bun or (bundled) on Node. Usage: sdk-server <port> <mode>;
-// mode "immediate" completes each task at once, "echo" answers like our echo handler. GET /__memory reports the heap.
+// The peer: @a2a-js/sdk's own server as its README sets it up (DefaultRequestHandler + a task store, served by the
+// JSON-RPC express handler), run as a child process on Bun or (bundled) on Node. Usage: sdk-server <port> <mode> [store];
+// mode "immediate" completes each task at once, "echo" answers like our echo handler; store is "memory" (the default:
+// InMemoryTaskStore) or a database URL for the SDK's DatabaseTaskStore (sdk-store.ts). GET /__memory reports the heap.
 import { type AgentCard, TaskState } from "@a2a-js/sdk";
 import {
   AgentEvent,
   type AgentExecutor,
   DefaultRequestHandler,
   type ExecutionEventBus,
-  InMemoryTaskStore,
   type RequestContext,
 } from "@a2a-js/sdk/server";
 import { jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express";
 // @ts-expect-error express 5 ships no type declarations and @types/express is not a dependency
 import express from "express";
+import { taskStoreFor } from "./sdk-store.ts";
 
 const port = Number(process.argv[2] ?? "0");
 const mode = process.argv[3] === "echo" ? "echo" : "immediate";
+const store = process.argv[4] ?? "memory";
 let counter = 0;
 
 function textOf(context: RequestContext): string {
@@ -107,7 +109,7 @@ interface ExpressApp {
   listen(port: number, host: string, ready: () => void): void;
 }
 
-const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new BenchExecutor());
+const handler = new DefaultRequestHandler(card, await taskStoreFor(store), new BenchExecutor());
 const app = (express as () => ExpressApp)();
 app.get("/__memory", (_request, response) => {
   const collect = (globalThis as { gc?: () => void }).gc;
@@ -118,5 +120,6 @@ app.get("/__memory", (_request, response) => {
 });
 app.use("/", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 app.listen(port, "127.0.0.1", () => {
-  process.stdout.write(`sdk-server listening on ${port} (${mode}, ${typeof Bun !== "undefined" ? "bun" : "node"})\n`);
+  const runtime = typeof Bun !== "undefined" ? "bun" : "node";
+  process.stdout.write(`sdk-server listening on ${port} (${mode}, ${runtime}, ${store.split(":")[0]})\n`);
 });

@@ -10,6 +10,7 @@ export interface Summary {
   p50: number;
   p90: number;
   p99: number;
+  p999: number;
   max: number;
 }
 
@@ -30,6 +31,7 @@ export function summarize(latenciesMs: number[], seconds: number): Summary {
     p50: percentile(values, 50),
     p90: percentile(values, 90),
     p99: percentile(values, 99),
+    p999: percentile(values, 99.9),
     max: values.at(-1) ?? Number.NaN,
   };
 }
@@ -37,7 +39,16 @@ export function summarize(latenciesMs: number[], seconds: number): Summary {
 /** A summary of throughput only (scenarios that measure a rate, not per-operation latency). */
 export function rateOnly(count: number, seconds: number): Summary {
   const nan = Number.NaN;
-  return { count, seconds, perSecond: seconds > 0 ? count / seconds : 0, p50: nan, p90: nan, p99: nan, max: nan };
+  return {
+    count,
+    seconds,
+    perSecond: seconds > 0 ? count / seconds : 0,
+    p50: nan,
+    p90: nan,
+    p99: nan,
+    p999: nan,
+    max: nan,
+  };
 }
 
 export interface Sample {

@@ -1,0 +1,317 @@
+// Scenario 6, streamed output: LLM-like answers of 1 KiB to 1 MiB, produced in 20-byte deltas by a bench handler (one
+// emit.text per delta) and read by a client with SendStreamingMessage. Per answer size: bytes and commands sent to
+// Redis per output byte, Redis memory after completion, wall time and CPU of gateway, actors and redis-server.
+import type { Redis } from "ioredis";
+import { DELTA_BYTES } from "./bench-handlers.ts";
+import { type BenchContext, pick } from "./context.ts";
+import { Installation } from "./installation.ts";
+import { type Child, childrenOf, cpuSeconds } from "./processes.ts";
+import { bytes, fmt, type Section } from "./results.ts";
+import { subscribe } from "./sse-client.ts";
+
+const TITLE = "6. Streamed output: LLM-like answers in 20-byte deltas over SendStreamingMessage";
+export const STREAMING_TARGETS = ["streaming: bytes written to Redis ≤ 3 per output byte at every answer size"];
+const HANDLERS = new URL("./bench-handlers.ts", import.meta.url).pathname;
+const SIZES = [1024, 10 * 1024, 100 * 1024, 1024 * 1024];
+const TERMINAL = /"state":"TASK_STATE_(COMPLETED|FAILED|CANCELED|REJECTED)"/;
+const MAX_RATIO = 3;
+
+interface RedisCounters {
+  inBytes: number;
+  outBytes: number;
+  commands: number;
+  usedMemory: number;
+}
+
+async function counters(redis: Redis): Promise<RedisCounters> {
+  const info = `${await redis.info("stats")}\n${await redis.info("memory")}`;
+  const num = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? Number.NaN);
+  return {
+    inBytes: num("total_net_input_bytes"),
+    outBytes: num("total_net_output_bytes"),
+    commands: num("total_commands_processed"),
+    usedMemory: num("used_memory"),
+  };
+}
+
+/** "1 KiB", "10 KiB", "1 MiB". */
+function sizeLabel(size: number): string {
+  return size >= 1024 * 1024 ? `${size / 1024 / 1024} MiB` : `${size / 1024} KiB`;
+}
+
+/** What one streamed answer cost. */
+interface Answer {
+  size: number;
+  received: number;
+  events: number;
+  seconds: number;
+  /** Cut by the time bound (canceled), so `received` < `size`. */
+  bounded: boolean;
+  state: string;
+  inBytes: number;
+  outBytes: number;
+  commands: number;
+  usedMemory: number;
+  /** MEMORY USAGE of the task's keys (task hash, run hash, journal stream) right after the terminal event. */
+  taskKeysMemory: number;
+  cpu: { gateway: number; actors: number; redis: number };
+}
+
+/** The text bytes of an artifact update's parts ("text" parts only; the answer is ASCII, so characters = bytes). */
+function textBytes(data: string): number {
+  if (!data.includes('"artifactUpdate"')) return 0;
+  const parsed = JSON.parse(data) as { result?: { artifactUpdate?: { artifact?: { parts?: { text?: string }[] } } } };
+  return (parsed.result?.artifactUpdate?.artifact?.parts ?? []).reduce(
+    (sum, part) => sum + (part.text?.length ?? 0),
+    0,
+  );
+}
+
+async function streamOne(
+  context: BenchContext,
+  inst: Installation,
+  port: number,
+  pids: { gateway: number; work: number },
+  size: number,
+  boundSeconds: number,
+  seq: number,
+): Promise<Answer> {
+  const headers = {
+    "Content-Type": "application/json",
+    "A2A-Version": "1.0",
+    Authorization: `Bearer ${inst.apiKey}`,
+  };
+  const actorPids = () => [pids.work, ...childrenOf(pids.work)];
+  const cpu = () => ({
+    gateway: cpuSeconds(pids.gateway),
+    actors: actorPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+    redis: cpuSeconds(context.redisPid),
+  });
+  const before = await counters(inst.redis);
+  const cpu0 = cpu();
+  let taskId = "";
+  let received = 0;
+  let events = 0;
+  let state = "";
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const started = performance.now();
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: seq,
+    method: "SendStreamingMessage",
+    params: {
+      message: { messageId: `streaming-${Date.now()}-${seq}`, role: "ROLE_USER", parts: [{ text: String(size) }] },
+    },
+  });
+  const stream = await subscribe(
+    port,
+    "/a2a/stream",
+    headers,
+    body,
+    (data) => {
+      events += 1;
+      if (!taskId) taskId = /"task":\{"id":"([^"]+)"/.exec(data)?.[1] ?? /"taskId":"([^"]+)"/.exec(data)?.[1] ?? "";
+      received += textBytes(data);
+      const terminal = TERMINAL.exec(data);
+      if (terminal && data.includes('"statusUpdate"')) {
+        state = terminal[1] ?? "";
+        finish();
+      }
+    },
+    () => finish(),
+  );
+  let bounded = false;
+  try {
+    const status = await stream.opened;
+    if (status !== 200) throw new Error(`SendStreamingMessage answered HTTP ${status}`);
+    const timer = new Promise<"bound">((resolve) => setTimeout(() => resolve("bound"), boundSeconds * 1000));
+    if ((await Promise.race([finished, timer])) === "bound") {
+      bounded = true;
+      context.log(`  ${sizeLabel(size)}: time bound of ${boundSeconds} s reached at ${bytes(received)}; canceling`);
+      await fetch(`http://127.0.0.1:${port}/a2a/stream`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: seq, method: "CancelTask", params: { id: taskId } }),
+      });
+      const grace = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), 60_000));
+      if ((await Promise.race([finished, grace])) === "late") throw new Error("the canceled stream did not end");
+    }
+  } finally {
+    stream.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu1 = cpu();
+  const after = await counters(inst.redis);
+  const keys = [inst.keys.task(0, taskId), inst.keys.run(0, taskId), inst.keys.journal(0, taskId)];
+  let taskKeysMemory = 0;
+  for (const key of keys) {
+    taskKeysMemory += Number((await inst.redis.call("MEMORY", "USAGE", key, "SAMPLES", "0")) ?? 0);
+  }
+  if (!bounded && (state !== "COMPLETED" || received !== size)) {
+    throw new Error(`the ${size}-byte answer ended ${state || "without a terminal event"} with ${received} bytes`);
+  }
+  return {
+    size,
+    received,
+    events,
+    seconds,
+    bounded,
+    state,
+    inBytes: after.inBytes - before.inBytes,
+    outBytes: after.outBytes - before.outBytes,
+    commands: after.commands - before.commands,
+    usedMemory: after.usedMemory - before.usedMemory,
+    taskKeysMemory,
+    cpu: { gateway: cpu1.gateway - cpu0.gateway, actors: cpu1.actors - cpu0.actors, redis: cpu1.redis - cpu0.redis },
+  };
+}
+
+/** Several answers of one size as their mean (the bytes are the same each time; time and CPU vary). */
+function mean(answers: Answer[]): Answer {
+  const first = answers[0]!;
+  const avg = (pick: (answer: Answer) => number) => answers.reduce((sum, a) => sum + pick(a), 0) / answers.length;
+  return {
+    ...first,
+    received: avg((a) => a.received),
+    events: avg((a) => a.events),
+    seconds: avg((a) => a.seconds),
+    bounded: answers.some((a) => a.bounded),
+    inBytes: avg((a) => a.inBytes),
+    outBytes: avg((a) => a.outBytes),
+    commands: avg((a) => a.commands),
+    usedMemory: avg((a) => a.usedMemory),
+    taskKeysMemory: avg((a) => a.taskKeysMemory),
+    cpu: { gateway: avg((a) => a.cpu.gateway), actors: avg((a) => a.cpu.actors), redis: avg((a) => a.cpu.redis) },
+  };
+}
+
+export async function streamingScenario(context: BenchContext): Promise<Section> {
+  const boundSeconds = pick(context, 120, 30);
+  const repeats = (size: number) => (size <= 10 * 1024 ? pick(context, 5, 2) : 1);
+  const inst = new Installation(context.redisUrl, {
+    profiles: { stream: "stream-deltas" },
+    handlers: HANDLERS,
+    env: { A2A_CLIENTS_MAX_STORED_BYTES: "0", A2A_SERVER_STREAM_MAX_SECONDS: String(boundSeconds + 120) },
+  });
+  let gateway: Child | undefined;
+  let work: Child | undefined;
+  const results: Answer[] = [];
+  try {
+    await inst.addClient();
+    work = await inst.work(1);
+    const started = await inst.gateway();
+    gateway = started.child;
+    const pids = { gateway: started.child.pid, work: work.pid };
+    let seq = 0;
+    for (const size of SIZES) {
+      const answers: Answer[] = [];
+      for (let i = 0; i < repeats(size); i++) {
+        seq += 1;
+        answers.push(await streamOne(context, inst, started.port, pids, size, boundSeconds, seq));
+      }
+      const answer = mean(answers);
+      context.log(
+        `streaming: ${sizeLabel(size)} in ${answer.seconds.toFixed(1)} s, ${(answer.inBytes / Math.max(1, answer.received)).toFixed(1)} bytes to Redis per output byte${answer.bounded ? " (bounded)" : ""}`,
+      );
+      results.push(answer);
+    }
+  } finally {
+    await gateway?.stop();
+    await work?.stop(30_000);
+    await inst.close();
+  }
+  const ratio = (answer: Answer) => answer.inBytes / Math.max(1, answer.received);
+  const worst = results.reduce((top, answer) => (ratio(answer) > ratio(top) ? answer : top));
+  const met = results.every((answer) => ratio(answer) <= MAX_RATIO);
+  const bounded = results.filter((answer) => answer.bounded);
+  const label = (answer: Answer) =>
+    `${sizeLabel(answer.size)}${answer.bounded ? ` (bounded at ${bytes(answer.received)})` : ""}`;
+  const first = results[0]!;
+  return {
+    id: "streaming",
+    title: TITLE,
+    setup: [
+      `A bench handler (\`stream-deltas\` in test/load/bench-handlers.ts, loaded with \`work --handlers\`) emits the answer in ${DELTA_BYTES}-byte deltas of ASCII prose, one awaited \`ctx.emit.text\` per delta, as an LLM agent loop forwards a streamed completion; the client sends SendStreamingMessage with the size as its text and reads the SSE stream on a raw loopback socket until the terminal status, counting the text bytes of the artifact updates (they must add up to the answer).`,
+      `One gateway and \`work --actors 1\`; one answer at a time (${repeats(1024)} answers each of 1 KiB and 10 KiB, averaged; one of 100 KiB and 1 MiB). clients.maxStoredBytes is off (0) so that no per-client storage limit cuts a large answer.`,
+      "Bytes written to Redis: INFO stats total_net_input_bytes (everything every client sent: the actor's scripts, the gateway's reads and lease renewals, the driver's INFO) from before the request to after the terminal event; commands: total_commands_processed over the same window (scripts count once). Redis memory after completion: MEMORY USAGE … SAMPLES 0 of the task hash, run hash and journal stream right after the terminal event, and used_memory growth.",
+      `Bound: ${boundSeconds} s per answer; an answer still streaming then is canceled (CancelTask) and its figures cover the part that was produced.`,
+    ],
+    rows: [],
+    tables: [
+      {
+        head: [
+          "answer",
+          "deltas (events) >",
+          "output bytes >",
+          "wall time s >",
+          "bytes to Redis >",
+          "per output byte >",
+          "commands >",
+          "per delta >",
+          "bytes from Redis >",
+          "task keys in Redis after >",
+          "used_memory growth >",
+          "CPU s gateway / actors / redis-server >",
+          "CPU ms per KiB >",
+        ],
+        rows: results.map((answer) => {
+          const deltas = Math.ceil(answer.received / DELTA_BYTES);
+          const total = answer.cpu.gateway + answer.cpu.actors + answer.cpu.redis;
+          return [
+            label(answer),
+            `${fmt(deltas)} (${fmt(answer.events)})`,
+            fmt(answer.received),
+            answer.seconds.toFixed(2),
+            bytes(answer.inBytes),
+            ratio(answer).toFixed(1),
+            fmt(answer.commands),
+            (answer.commands / Math.max(1, deltas)).toFixed(1),
+            bytes(answer.outBytes),
+            bytes(answer.taskKeysMemory),
+            bytes(answer.usedMemory),
+            `${answer.cpu.gateway.toFixed(2)} / ${answer.cpu.actors.toFixed(2)} / ${answer.cpu.redis.toFixed(2)}`,
+            ((total * 1000) / Math.max(1, answer.received / 1024)).toFixed(1),
+          ];
+        }),
+      },
+    ],
+    targets: [
+      {
+        text: STREAMING_TARGETS[0] ?? "",
+        measured: results.map((answer) => `${label(answer)}: ${ratio(answer).toFixed(1)}`).join("; "),
+        met,
+        ...(met
+          ? {}
+          : {
+              why: `${ratio(worst).toFixed(0)} bytes per output byte at ${label(worst)}, ${(ratio(worst) / MAX_RATIO).toFixed(0)}× the target: every delta is a transition that sends the whole artifact list (all the text so far) to Redis and rewrites it in the task hash, so the cost per output byte grows with the answer (quadratic in total) instead of staying constant${bounded.length > 0 ? `; ${bounded.map(label).join(", ")} did not finish within ${boundSeconds} s` : ""}.`,
+            }),
+      },
+    ],
+    figures: [
+      [
+        "growth of bytes to Redis per output byte, largest answer ÷ 1 KiB (1 = linear cost)",
+        `${(ratio(results.at(-1)!) / ratio(first)).toFixed(1)}×`,
+      ],
+      [
+        "marginal bytes to Redis per extra output byte, from one size to the next (constant = linear cost; the fixed cost of a task drops out)",
+        results
+          .slice(1)
+          .map((answer, i) => {
+            const previous = results[i]!;
+            const marginal = (answer.inBytes - previous.inBytes) / Math.max(1, answer.received - previous.received);
+            return `${sizeLabel(previous.size)} → ${label(answer)}: ${marginal.toFixed(1)}`;
+          })
+          .join("; "),
+      ],
+    ],
+    notes:
+      bounded.length > 0
+        ? [
+            `${bounded.map(label).join(", ")}: stopped by the ${boundSeconds} s bound and canceled; the figures of that line are for the bytes produced until then, so they understate the cost of the whole answer (the cost per byte grows with the text already written).`,
+          ]
+        : [],
+  };
+}
