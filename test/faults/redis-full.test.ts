@@ -70,7 +70,11 @@ test(
     }
     // Memory hovers at the limit, so a blocking request may now and then take a waiting lease (then lose the accept):
     // it is refused all the same, for STORE_UNAVAILABLE or, when such leases fill the slots, the waiting limit.
-    const refusals = ["503 STORE_UNAVAILABLE", "503 WAITING_REQUESTS_LIMIT_EXCEEDED"];
+    const refusals = [
+      "503 STORE_UNAVAILABLE",
+      "503 WAITING_REQUESTS_LIMIT_EXCEEDED",
+      "503 CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED",
+    ];
     expect(Object.keys(reasons).filter((reason) => !refusals.includes(reason))).toEqual([]);
     expect(reasons["503 STORE_UNAVAILABLE"] ?? 0).toBeGreaterThan(attempts / 2);
     expect(answers.every((a) => Number(a.headers.get("retry-after")) > 0)).toBe(true);

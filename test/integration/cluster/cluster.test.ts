@@ -25,7 +25,8 @@ beforeAll(async () => {
   hook = await startReceiver();
   inst = await installation({
     cluster: cluster.nodes,
-    env: { A2A_REDIS_SHARDS: String(SHARDS) },
+    // One client takes all four waiting slots here: its share is raised above the installation's limit.
+    env: { A2A_REDIS_SHARDS: String(SHARDS), A2A_CLIENTS_MAX_WAITING_REQUESTS: "100" },
     allowHosts: [`127.0.0.1:${hook.port}`],
   });
   [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);

@@ -32,8 +32,8 @@ function negativeCodes(text: string, pattern: RegExp): number[] {
   return [...new Set([...text.matchAll(pattern)].map((m) => Number(m[1])))].sort();
 }
 
-test("there are the fifteen scripts, and the loader serves each file as it is", () => {
-  expect(files.length).toBe(15);
+test("every script file is registered with the loader, which serves it as it is", () => {
+  expect(files).toContain("accept-11.lua");
   for (const file of files) {
     const name = file.replace(/-\d+\.lua$/, "") as ScriptName;
     expect(scriptSource(name)).toBe(readFileSync(new URL(file, dir), "utf8"));
