@@ -25,6 +25,33 @@ import {
 
 /** The ErrorInfo domain of A2A's own error types. */
 export const A2A_ERROR_DOMAIN = "a2a-protocol.org";
+/** The ErrorInfo domain of this runtime's own reasons (refusals, limits, authentication, deadlines). */
+export const RUNTIME_ERROR_DOMAIN = "a2a-runtime";
+
+/**
+ * The reasons that name A2A's error types (the type name in UPPER_SNAKE_CASE without "Error"): they carry A2A's domain.
+ * Every other reason is this runtime's own.
+ */
+const A2A_REASONS: ReadonlySet<string> = new Set([
+  "PARSE_ERROR",
+  "INVALID_REQUEST",
+  "METHOD_NOT_FOUND",
+  "INVALID_PARAMS",
+  "TASK_NOT_FOUND",
+  "TASK_NOT_CANCELABLE",
+  "PUSH_NOTIFICATION_NOT_SUPPORTED",
+  "UNSUPPORTED_OPERATION",
+  "CONTENT_TYPE_NOT_SUPPORTED",
+  "INVALID_AGENT_RESPONSE",
+  "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+  "EXTENSION_SUPPORT_REQUIRED",
+  "VERSION_NOT_SUPPORTED",
+]);
+
+/** The ErrorInfo domain of a reason: A2A's for its error types, this runtime's for the rest. */
+export function errorDomain(reason: string): string {
+  return A2A_REASONS.has(reason) ? A2A_ERROR_DOMAIN : RUNTIME_ERROR_DOMAIN;
+}
 /** The realm named in `WWW-Authenticate` on every 401. */
 export const AUTH_REALM = "a2a-runtime";
 
@@ -192,7 +219,7 @@ function errorInfo(error: A2aError): ErrorDetail {
   const detail: ErrorDetail = {
     "@type": "type.googleapis.com/google.rpc.ErrorInfo",
     reason: error.reason,
-    domain: A2A_ERROR_DOMAIN,
+    domain: errorDomain(error.reason),
   };
   if (Object.keys(error.metadata).length > 0) detail.metadata = { ...error.metadata };
   return detail;

@@ -7,9 +7,11 @@ export {
   type DescribedError,
   describeError,
   type ErrorDetail,
+  errorDomain,
   type ErrorRow,
   type GrpcStatus,
   INTERNAL_ROW,
+  RUNTIME_ERROR_DOMAIN,
 } from "./error-table.ts";
 export * from "./errors.ts";
 export {

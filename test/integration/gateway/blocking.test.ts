@@ -44,7 +44,7 @@ test("past the deadline: HTTP 504, -32603, BLOCKING_DEADLINE_EXCEEDED with the t
   expect(errorInfo(answer)).toEqual({
     "@type": "type.googleapis.com/google.rpc.ErrorInfo",
     reason: "BLOCKING_DEADLINE_EXCEEDED",
-    domain: "a2a-protocol.org",
+    domain: "a2a-runtime",
     metadata: { taskId: claim.taskId, blockingWaitSeconds: "1" },
   });
   expect(await waitingLeases()).toBe(0);

@@ -32,7 +32,7 @@ function expectRefusal(answer: Awaited<ReturnType<typeof rpc>>, reason: string):
   expect(answer.status).toBe(503);
   expect(answer.headers.get("retry-after")).toMatch(/^\d+$/);
   expect(answer.body.error.code).toBe(-32000);
-  expect(errorInfo(answer)).toMatchObject({ reason, domain: "a2a-protocol.org" });
+  expect(errorInfo(answer)).toMatchObject({ reason, domain: "a2a-runtime" });
   expect(retryInfo(answer)?.retryDelay).toBe(`${answer.headers.get("retry-after")}s`);
 }
 

@@ -43,7 +43,7 @@ function expectRefused(stream: Stream, reason: string, limit: number): void {
   expect(stream.headers["retry-after"]).toMatch(/^\d+$/);
   expect(stream.json.error.code).toBe(-32000);
   const [info, retry] = stream.json.error.data;
-  expect(info).toMatchObject({ reason, domain: "a2a-protocol.org", metadata: { limit: String(limit) } });
+  expect(info).toMatchObject({ reason, domain: "a2a-runtime", metadata: { limit: String(limit) } });
   expect(retry).toEqual({
     "@type": "type.googleapis.com/google.rpc.RetryInfo",
     retryDelay: `${stream.headers["retry-after"]}s`,

@@ -68,7 +68,7 @@ describe("JsonRpcTransport.call", () => {
                 {
                   "@type": "type.googleapis.com/google.rpc.ErrorInfo",
                   reason: "WORKER_UNAVAILABLE",
-                  domain: "a2a-protocol.org",
+                  domain: "a2a-runtime",
                 },
                 { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "7s" },
               ],
@@ -85,7 +85,7 @@ describe("JsonRpcTransport.call", () => {
     expect([rpc.code, rpc.reason, rpc.domain, rpc.httpStatus, rpc.retryAfterSeconds]).toEqual([
       -32000,
       "WORKER_UNAVAILABLE",
-      "a2a-protocol.org",
+      "a2a-runtime",
       503,
       7,
     ]);

@@ -34,30 +34,34 @@ const RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo";
 const BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest";
 
 describe("codes and HTTP statuses", () => {
-  const rows: [Error, number, number][] = [
-    [new ParseError(), -32700, 200],
-    [new InvalidRequestError("Invalid Request"), -32600, 200],
-    [new PayloadTooLargeError(1024), -32600, 413],
-    [new EndpointNotFoundError("/x"), -32600, 404],
-    [new MethodNotFoundError("message/send"), -32601, 200],
-    [new InvalidParamsError("Invalid params", [{ field: "id", description: "Required property" }]), -32602, 200],
-    [new MessageIdReusedError("m-1"), -32602, 200],
-    [new TaskNotFoundError("t-1"), -32001, 200],
-    [new TaskNotCancelableError("t-1", "TASK_STATE_COMPLETED"), -32002, 200],
-    [new PushNotificationNotSupportedError(), -32003, 200],
-    [new UnsupportedOperationError("no streaming"), -32004, 200],
-    [new ContentTypeNotSupportedError("image/png"), -32005, 200],
-    [new ExtendedAgentCardNotConfiguredError(), -32007, 200],
-    [new VersionNotSupportedError("0.3", ["1.0"]), -32009, 200],
-    [new UnauthenticatedError(), -32000, 401],
-    [new PermissionDeniedError("echo"), -32000, 403],
-    [new WorkerUnavailableError(5), -32000, 503],
-    [new CapacityError(REFUSAL_REASONS.waitingRequests, "full", 2), -32000, 503],
-    [new StoreUnavailableError(new Error("ECONNREFUSED")), -32000, 503],
-    [new BlockingDeadlineExceededError("t-1", 20), -32603, 504],
+  const A2A = "a2a-protocol.org";
+  const OWN = "a2a-runtime";
+  // A2A's own error types carry A2A's domain; this runtime's reasons (refusals, auth, limits) carry its own.
+  const rows: [Error, number, number, string][] = [
+    [new ParseError(), -32700, 200, A2A],
+    [new InvalidRequestError("Invalid Request"), -32600, 200, A2A],
+    [new PayloadTooLargeError(1024), -32600, 413, OWN],
+    [new EndpointNotFoundError("/x"), -32600, 404, OWN],
+    [new MethodNotFoundError("message/send"), -32601, 200, A2A],
+    [new InvalidParamsError("Invalid params", [{ field: "id", description: "Required property" }]), -32602, 200, A2A],
+    [new MessageIdReusedError("m-1"), -32602, 200, OWN],
+    [new TaskNotFoundError("t-1"), -32001, 200, A2A],
+    [new TaskNotCancelableError("t-1", "TASK_STATE_COMPLETED"), -32002, 200, A2A],
+    [new PushNotificationNotSupportedError(), -32003, 200, A2A],
+    [new UnsupportedOperationError("no streaming"), -32004, 200, A2A],
+    [new ContentTypeNotSupportedError("image/png"), -32005, 200, A2A],
+    [new ExtendedAgentCardNotConfiguredError(), -32007, 200, A2A],
+    [new VersionNotSupportedError("0.3", ["1.0"]), -32009, 200, A2A],
+    [new UnauthenticatedError(), -32000, 401, OWN],
+    [new PermissionDeniedError("echo"), -32000, 403, OWN],
+    [new WorkerUnavailableError(5), -32000, 503, OWN],
+    [new CapacityError(REFUSAL_REASONS.waitingRequests, "full", 2), -32000, 503, OWN],
+    [new StoreUnavailableError(new Error("ECONNREFUSED")), -32000, 503, OWN],
+    [new BlockingDeadlineExceededError("t-1", 20), -32603, 504, OWN],
   ];
-  for (const [error, code, status] of rows) {
-    test(`${error.name} → ${code}, HTTP ${status}, with an ErrorInfo`, () => {
+
+  for (const [error, code, status, domain] of rows) {
+    test(`${error.name} → ${code}, HTTP ${status}, with an ErrorInfo of domain ${domain}`, () => {
       const answer = errorAnswer(error, 7);
       expect(answer.status).toBe(status);
       expect(answer.body.error.code).toBe(code);
@@ -65,7 +69,7 @@ describe("codes and HTTP statuses", () => {
       expect(answer.unexpected).toBe(false);
       expect(errorResponseShape.Check(answer.body)).toBe(true);
       const data = answer.body.error.data ?? [];
-      expect(data[0]).toMatchObject({ "@type": ERROR_INFO, domain: "a2a-protocol.org" });
+      expect(data[0]).toMatchObject({ "@type": ERROR_INFO, domain });
       for (const detail of data) expect(detail["@type"]).toStartWith("type.googleapis.com/google.rpc.");
     });
   }
@@ -78,7 +82,7 @@ test("a refusal has Retry-After and a RetryInfo with the same delay", () => {
     {
       "@type": ERROR_INFO,
       reason: "CLIENT_TASK_LIMIT_EXCEEDED",
-      domain: "a2a-protocol.org",
+      domain: "a2a-runtime",
       metadata: { clientId: "c" },
     },
     { "@type": RETRY_INFO, retryDelay: "7s" },
@@ -90,7 +94,7 @@ test("WORKER_UNAVAILABLE names its reason; ErrorInfo omits empty metadata", () =
   expect(answer.body.error.data?.[0] as unknown).toEqual({
     "@type": ERROR_INFO,
     reason: "WORKER_UNAVAILABLE",
-    domain: "a2a-protocol.org",
+    domain: "a2a-runtime",
   });
 });
 
@@ -115,7 +119,7 @@ test("the blocking deadline names the task, so the client can fetch it", () => {
     {
       "@type": ERROR_INFO,
       reason: "BLOCKING_DEADLINE_EXCEEDED",
-      domain: "a2a-protocol.org",
+      domain: "a2a-runtime",
       metadata: { taskId: "t-42", blockingWaitSeconds: "20" },
     },
   ]);
