@@ -14,10 +14,33 @@ export class CardSigningKeyError extends Error {
   override readonly name = "CardSigningKeyError";
 }
 
-/** The canonical bytes a card signature covers: the card without `signatures`, in JCS form. */
+/**
+ * A value without its empty members, as A2A 8.4.1 canonicalizes a card: "", null, empty lists and empty objects are
+ * dropped (recursively, so an object left empty is dropped too); `false` and 0 stay. Undefined for an empty value.
+ */
+export function withoutEmpty(value: unknown): unknown {
+  if (value === "" || value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map(withoutEmpty).filter((item) => item !== undefined);
+    return items.length > 0 ? items : undefined;
+  }
+  if (typeof value === "object") {
+    const entries = Object.entries(value)
+      .map(([key, member]) => [key, withoutEmpty(member)] as const)
+      .filter(([, member]) => member !== undefined);
+    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+  }
+  return value;
+}
+
+/**
+ * The canonical bytes a card signature covers (A2A 8.4.1): the card without `signatures` and without its empty
+ * (default-valued) members, in JCS form (RFC 8785). Only the proto's fields may be in `card`: a verifier parses the card
+ * with the proto first and drops every other field.
+ */
 export function canonicalCard(card: AgentCard): string {
   const { signatures: _ignored, ...unsigned } = card;
-  const text = canonicalize(unsigned);
+  const text = canonicalize(withoutEmpty(unsigned) ?? {});
   if (text === undefined) throw new TypeError("an agent card must be a JSON object");
   return text;
 }

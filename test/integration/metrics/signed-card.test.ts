@@ -2,6 +2,7 @@
 // an independent JOSE library (jose) against the JWKS the gateway publishes, and a tampered card does not.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
+import { type AgentCard as SdkAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from "jose";
 import { loadConfig } from "../../../src/config/index.ts";
 import { type RunningGateway, startGateway } from "../../../src/gateway/index.ts";
@@ -43,13 +44,32 @@ function jcs(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Drops "", null, empty lists and empty objects, recursively (A2A 8.4.1), written independently of the gateway's. */
+function drop(value: unknown): unknown {
+  if (value === "" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    const kept = value.map(drop).filter((item) => item !== undefined);
+    return kept.length === 0 ? undefined : kept;
+  }
+  if (typeof value === "object") {
+    const kept: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value as object)) {
+      const cleaned = drop(member);
+      if (cleaned !== undefined) kept[key] = cleaned;
+    }
+    return Object.keys(kept).length === 0 ? undefined : kept;
+  }
+  return value;
+}
+
 type Card = Record<string, unknown> & { signatures?: { protected: string; signature: string }[] };
 
+/** Verifies the first signature over the canonical form 8.4.1 describes (empty members dropped, then JCS). */
 async function verify(card: Card, jwks: JSONWebKeySet) {
   const { signatures, ...unsigned } = card;
   const signature = signatures?.[0];
   if (!signature) throw new Error("the card carries no signature");
-  const payload = Buffer.from(jcs(unsigned)).toString("base64url");
+  const payload = Buffer.from(jcs(drop(unsigned))).toString("base64url");
   return await compactVerify(`${signature.protected}.${payload}.${signature.signature}`, createLocalJWKSet(jwks));
 }
 
@@ -73,4 +93,36 @@ test("every card verifies with jose against the published JWKS; a tampered card 
     const tampered = { ...card, description: `${String(card.description)} (and more)` };
     await expect(verify(tampered, jwks)).rejects.toThrow();
   }
+});
+
+test("every card verifies with @a2a-js/sdk's own verifyAgentCardSignature; a tampered card does not", async () => {
+  const jwks = (await (await fetch(`${gateway.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+  const retrieveKey = async (kid: string) => {
+    const jwk = jwks.keys.find((key) => key.kid === kid);
+    if (!jwk) throw new Error(`no key ${kid}`);
+    return jwk;
+  };
+  for (const path of ["/.well-known/agent-card.json", "/a2a/echo/.well-known/agent-card.json"]) {
+    const card = (await (await fetch(`${gateway.url}${path}`)).json()) as SdkAgentCard;
+    await verifyAgentCardSignature(retrieveKey)(card);
+    await expect(verifyAgentCardSignature(retrieveKey)({ ...card, name: "someone else" })).rejects.toThrow();
+  }
+});
+
+test("the signed payload is the card without signatures and without empty members (A2A 8.4.1), written independently", async () => {
+  const card = (await (await fetch(`${gateway.url}/.well-known/agent-card.json`)).json()) as Card;
+  const signature = card.signatures?.[0];
+  if (!signature) throw new Error("the card carries no signature");
+  const { signatures: _ignored, ...unsigned } = card;
+  // The card's security requirements carry empty scope lists: they are not part of what is signed.
+  expect(JSON.stringify(unsigned)).toContain('"list":[]');
+  const expected = jcs(drop(unsigned));
+  expect(expected).not.toContain('"list"');
+  const jwks = (await (await fetch(`${gateway.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+  const payload = Buffer.from(expected).toString("base64url");
+  const verified = await compactVerify(
+    `${signature.protected}.${payload}.${signature.signature}`,
+    createLocalJWKSet(jwks),
+  );
+  expect(new TextDecoder().decode(verified.payload)).toBe(expected);
 });

@@ -4,7 +4,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { calculateJwkThumbprint, compactVerify, createLocalJWKSet } from "jose";
 import { loadConfig } from "../../../src/config/index.ts";
 import { buildAgentCard } from "../../../src/gateway/agent-card.ts";
-import { CardSigner, CardSigningKeyError, canonicalCard } from "../../../src/gateway/card-signer.ts";
+import { CardSigner, CardSigningKeyError, canonicalCard, withoutEmpty } from "../../../src/gateway/card-signer.ts";
 
 const profile = loadConfig({ env: {} }).profiles[0]!;
 const card = buildAgentCard(profile, "https://agents.example.com");
@@ -18,11 +18,22 @@ const pem = (type: "ed25519" | "ec" | "rsa") => {
   return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
 };
 
-test("the canonical form sorts keys, has no whitespace and leaves signatures out", () => {
+test("the canonical form sorts keys, has no whitespace, leaves signatures and empty members out, keeps false", () => {
   const text = canonicalCard({ ...card, signatures: [{ protected: "x", signature: "y" }] });
   expect(text).not.toContain("signatures");
   expect(text.startsWith('{"capabilities":{"extendedAgentCard":false,"pushNotifications":true')).toBe(true);
-  expect(JSON.parse(text)).toEqual(card);
+  // The security requirements hold only empty scope lists: A2A 8.4.1 leaves them out of the signed form.
+  const { securityRequirements, ...rest } = card;
+  expect(securityRequirements?.length).toBeGreaterThan(0);
+  expect(JSON.parse(text)).toEqual(rest);
+  expect(canonicalCard({ ...card, description: "", iconUrl: "", skills: card.skills })).toBe(
+    canonicalCard({ ...rest, description: "" }),
+  );
+  expect(withoutEmpty({ a: "", b: [], c: {}, d: [{ e: null }], f: false, g: 0, h: [1, ""] })).toEqual({
+    f: false,
+    g: 0,
+    h: [1],
+  });
 });
 
 for (const [type, alg] of [
