@@ -2,7 +2,7 @@
 // process's stream hub, the binding's framing, the frame cap). A binding chooses the framing; the stream does not know it.
 import { type DescribedError, describeError, type StreamResponse } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
-import { boundedFrame, type FramePosition } from "./sse-frames.ts";
+import { type FramePosition, fittingFrames, STREAM_END_KEY } from "./sse-frames.ts";
 import { SseStream, type StreamEnd } from "./sse-stream.ts";
 
 /** The receiving end of one stream of StreamResponses. */
@@ -30,6 +30,8 @@ export interface SseFraming {
 
 export class SseEventSink implements EventSink {
   private readonly stream: SseStream;
+  /** Where the stream stood after the last event sent. */
+  private last: FramePosition | undefined;
 
   /** Opens the SSE response of a client's stream (headers leave with its first comment) and registers it with the hub. */
   constructor(
@@ -39,6 +41,16 @@ export class SseEventSink implements EventSink {
     clientId: string,
   ) {
     this.stream = new SseStream(context.config.server.streamBufferMaxBytes, signal);
+    // Closed for running past server.streamMaxSeconds, a stream says so in a last event: the task's state as it was
+    // sent last, with the reason in its metadata (the task goes on; SubscribeToTask starts a new stream).
+    const seconds = context.config.server.streamMaxSeconds;
+    this.stream.farewell = () => {
+      const last = this.last;
+      if (last === undefined) return undefined;
+      const metadata = { [STREAM_END_KEY]: { reason: "streamMaxSeconds", streamMaxSeconds: seconds } };
+      const { taskId, contextId, state } = last;
+      return this.framing.event({ statusUpdate: { taskId, contextId, status: { state }, metadata } });
+    };
     context.streams.add(this.stream, clientId);
   }
 
@@ -57,9 +69,10 @@ export class SseEventSink implements EventSink {
 
   send(event: StreamResponse, position: FramePosition): void {
     const maxBytes = this.context.config.server.streamFrameMaxBytes;
-    const { frame, replaced } = boundedFrame((value) => this.framing.event(value), event, position, maxBytes);
+    const { frames, replaced } = fittingFrames((value) => this.framing.event(value), event, position, maxBytes);
     if (replaced) this.context.logger.info({ taskId: position.taskId, rev: position.rev }, "SSE event too large");
-    this.stream.write(frame);
+    for (const frame of frames) this.stream.write(frame);
+    this.last = position;
   }
 
   fail(error: unknown): void {

@@ -19,8 +19,11 @@ export {
   errorEventFrame,
   FRAME_TOO_LARGE_KEY,
   type FramePosition,
+  fittingFrames,
   KEEPALIVE_COMMENT,
   OPEN_COMMENT,
+  STREAM_END_KEY,
+  splitArtifactUpdate,
   standIn,
 } from "./sse-frames.ts";
 export { SSE_HEADERS, SseStream, type StreamEnd } from "./sse-stream.ts";

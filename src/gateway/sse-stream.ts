@@ -26,6 +26,8 @@ export class SseStream {
   lastWriteAt = this.openedAt;
   /** performance.now() of the first check that found the buffer over its cap; undefined while under it. */
   fullSince: number | undefined;
+  /** The last bytes a stream sends when it is closed for its duration (set by its binding's sink). */
+  farewell: (() => Uint8Array | undefined) | undefined;
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private endedAs: StreamEnd | undefined;
   private readonly endListeners: ((end: StreamEnd) => void)[] = [];

@@ -73,6 +73,8 @@ export class StreamHub {
     const silence = Math.max(0, keepaliveMs - 2 * this.tickMs);
     for (const stream of this.streams.keys()) {
       if (now - stream.openedAt >= maxDurationMs) {
+        const farewell = stream.farewell?.();
+        if (farewell !== undefined) stream.write(farewell);
         stream.end("maxDuration");
         continue;
       }

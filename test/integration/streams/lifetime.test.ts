@@ -1,6 +1,7 @@
 // How streams end without the task ending: server.streamMaxSeconds (2 s here) closes a long stream, and a client that
 // goes away frees its leases and its share of the journal tail at once. Either way the task goes on and completes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { STREAM_END_KEY } from "../../../src/gateway/index.ts";
 import { openStream } from "../../support/sse-client.ts";
 import { eventually, type Harness, message, rpc, startHarness } from "../gateway/harness.ts";
 import { emitChunks, journal, leaseCounts, streamKeys } from "./helpers.ts";
@@ -39,7 +40,15 @@ test("streamMaxSeconds closes a long stream; the task goes on, and a new Subscri
     "artifactUpdate",
     "artifactUpdate",
     "artifactUpdate",
+    "statusUpdate",
   ]);
+  // The last event says why the stream closed while the task goes on.
+  expect(stream.results.at(-1).statusUpdate).toEqual({
+    taskId: claim.taskId,
+    contextId: stream.results[0].task.contextId,
+    status: { state: "TASK_STATE_WORKING" },
+    metadata: { [STREAM_END_KEY]: { reason: "streamMaxSeconds", streamMaxSeconds: 2 } },
+  });
   await eventually(async () => (await streamKeys(h)).length === 0, 500);
 
   const task = await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });

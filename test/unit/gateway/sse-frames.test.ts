@@ -8,9 +8,11 @@ import {
   compareEntryIds,
   errorAnswer,
   FRAME_TOO_LARGE_KEY,
+  fittingFrames,
   jsonRpcFraming,
   KEEPALIVE_COMMENT,
   OPEN_COMMENT,
+  splitArtifactUpdate,
   standIn,
 } from "../../../src/gateway/index.ts";
 import { describeError, type StreamResponse, TaskNotFoundError } from "../../../src/protocol/index.ts";
@@ -106,4 +108,58 @@ test("stream entry ids compare by time, then by sequence, as numbers", () => {
   expect(compareEntryIds("1700000000000-10", "1700000000000-9")).toBeGreaterThan(0);
   expect(compareEntryIds("999-5", "1000-0")).toBeLessThan(0);
   expect(compareEntryIds("0-0", "1-0")).toBeLessThan(0);
+});
+
+test("an artifact update too large for a frame is cut into appends that fit; the last keeps lastChunk", () => {
+  const frameOf = jsonRpcFraming(1).event;
+  const update = {
+    taskId: "t-1",
+    contextId: "c-1",
+    artifact: { artifactId: "a", name: "report", parts: [{ text: "s" }, { text: "é".repeat(3000) }, { text: "tail" }] },
+    append: true,
+    lastChunk: true,
+  };
+  const pieces = splitArtifactUpdate(update, frameOf, 1000);
+  expect(pieces).toBeDefined();
+  const updates = (pieces ?? []).map((piece) => piece.artifactUpdate!);
+  expect(updates.length).toBeGreaterThan(3);
+  for (const piece of pieces ?? []) expect(frameOf(piece).byteLength).toBeLessThanOrEqual(1000);
+  expect(updates.flatMap((u) => u.artifact.parts.map((part) => ("text" in part ? part.text : ""))).join("")).toBe(
+    `s${"é".repeat(3000)}tail`,
+  );
+  expect(updates.every((u) => u.append === true && u.artifact.artifactId === "a")).toBe(true);
+  expect(updates.map((u) => u.lastChunk === true)).toEqual(updates.map((_, i) => i === updates.length - 1));
+  // A part that is not text cannot be cut.
+  const data = { ...update, artifact: { artifactId: "a", parts: [{ data: { blob: "x".repeat(5000) } }] } };
+  expect(splitArtifactUpdate(data, frameOf, 1000)).toBeUndefined();
+});
+
+test("a snapshot too large for a frame is the task without artifacts, then each artifact in updates that fit", () => {
+  const frameOf = jsonRpcFraming(1).event;
+  const task = {
+    id: "t-1",
+    contextId: "c-1",
+    status: { state: "TASK_STATE_WORKING" as const },
+    artifacts: [
+      { artifactId: "a", parts: [{ text: "x".repeat(2500) }] },
+      { artifactId: "b", parts: [{ text: "short" }] },
+    ],
+  };
+  const { frames, replaced } = fittingFrames(frameOf, { task }, position, 1000);
+  expect(replaced).toBe(false);
+  const events = frames.map((frame) => JSON.parse(text(frame).slice(6)).result);
+  expect(events[0]).toEqual({ task: { id: "t-1", contextId: "c-1", status: { state: "TASK_STATE_WORKING" } } });
+  const updates = events.slice(1).map((event) => event.artifactUpdate);
+  expect(
+    updates
+      .filter((u) => u.artifact.artifactId === "a")
+      .map((u) => u.artifact.parts[0].text)
+      .join(""),
+  ).toBe("x".repeat(2500));
+  expect(updates.at(-1)).toEqual({
+    taskId: "t-1",
+    contextId: "c-1",
+    artifact: { artifactId: "b", parts: [{ text: "short" }] },
+  });
+  for (const frame of frames) expect(frame.byteLength).toBeLessThanOrEqual(1000);
 });
