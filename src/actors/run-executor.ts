@@ -35,6 +35,8 @@ export interface QueueEntry {
   readonly id: string;
   readonly runId: string;
   readonly taskId: string;
+  /** The task's client, as the entry names it (absent in entries written before entries named it). */
+  readonly clientId?: string;
 }
 
 export interface ExecutorOptions {
@@ -196,12 +198,33 @@ export class RunExecutor {
       this.o.consumer,
       leaseMs,
       config.worker.maxAttempts,
+      entry.clientId,
     );
     if (typeof claim === "string") {
-      if (claim !== "leased") await ledger.ack(entry.shard, entry.id);
+      // A deferred entry is acknowledged by the claim itself; its run waits for one of its client's runs to end.
+      if (claim !== "leased" && claim !== "deferred") await ledger.ack(entry.shard, entry.id);
       log.debug({ refusal: claim }, "queue entry not claimed");
       return;
     }
+    try {
+      await this.processClaimed(entry, claim, startedAt, ended, log);
+    } finally {
+      // This run no longer holds one of its client's running slots (or another actor holds it now): one deferred
+      // run of the client may be queued again. A failure here is repaired by the retention pass.
+      await ledger
+        .wakeDeferred(claim.shard, claim.clientId, 1)
+        .catch((error: unknown) => log.warn({ err: error }, "could not queue a deferred run again"));
+    }
+  }
+
+  private async processClaimed(
+    entry: QueueEntry,
+    claim: Claim,
+    startedAt: number,
+    ended: (outcome: RunOutcome) => void,
+    log: Logger,
+  ): Promise<void> {
+    const { config, ledger } = this.o;
     if (this.draining) {
       await ledger.release(claim);
       log.info("draining: queue entry handed back");
@@ -217,7 +240,7 @@ export class RunExecutor {
       claim,
       { taskId: record.id, contextId: record.contextId },
       record.artifacts,
-      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600 },
+      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
     );
     try {

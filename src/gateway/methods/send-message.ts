@@ -95,6 +95,7 @@ export function messageInput(call: MethodCall<"SendMessage">): { input: AcceptIn
     clientId: client.id,
     profile: profile.name,
     profileQuota: profile.quota.maxActiveTasks,
+    profileMaxStoredBytes: profile.quota.maxStoredBytes,
     message,
     metadata: params.metadata,
     pushConfig,

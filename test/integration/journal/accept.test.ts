@@ -69,7 +69,7 @@ describe("accept", () => {
       tries: "0",
     });
     const queue = await f.redis.xrange(k.queue(0), "-", "+");
-    expect(queue).toEqual([[String(run.entry), ["run", String(task.run), "task", taskId]]]);
+    expect(queue).toEqual([[String(run.entry), ["run", String(task.run), "task", taskId, "client", clientId]]]);
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);
     expect(journal[0]?.[1].slice(0, 2)).toEqual(["rev", "1"]);

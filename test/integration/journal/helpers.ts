@@ -33,6 +33,12 @@ export async function redisSeconds(redis: Redis): Promise<number> {
   return Number(seconds);
 }
 
+/** The current Redis time in milliseconds (the clock of due times and leases). */
+export async function redisMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** A client record, the shard's consumer group and a fresh worker beat: accept will pass its checks. */
 export async function liveClient(f: JournalFixture, options: { limit?: number } = {}): Promise<string> {
   const { record } = await f.clients.add({ name: "client", ...(options.limit === undefined ? {} : options) });
