@@ -7,9 +7,9 @@ import {
   UnauthenticatedError,
   WorkerUnavailableError,
 } from "../../../src/protocol/index.ts";
-import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
+import { journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
-import { acceptTask, dumpUnder, liveClient, PROFILE, redisSeconds } from "./helpers.ts";
+import { acceptTask, dumpUnder, expectRefusalWritesNothing, liveClient, PROFILE, redisSeconds } from "./helpers.ts";
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -18,26 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
-
-/** Runs `refused` and checks that it throws `errorClass` and that no key or value under the prefix changed. */
-async function expectRefusalWritesNothing(
-  f: JournalFixture,
-  refused: () => Promise<unknown>,
-  check: (error: unknown) => void,
-): Promise<void> {
-  const keysBefore = await keysUnder(f.redis, f.prefix);
-  const before = await dumpUnder(f.redis, f.prefix);
-  let caught: unknown;
-  try {
-    await refused();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeDefined();
-  check(caught);
-  expect(await keysUnder(f.redis, f.prefix)).toEqual(keysBefore);
-  expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
-}
 
 describe("accept", () => {
   test("creates the task at revision 1 with its run, journal entry, dedup record, indexes and queue entry", async () => {
