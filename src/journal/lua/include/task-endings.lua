@@ -13,7 +13,8 @@ local function scheduleDeletion(taskKey, purgeKey, taskId, retentionSeconds, jou
   local nowMs = redisNowMs()
   local taskAt = nowMs + tonumber(retentionSeconds) * 1000
   local journalAt = math.min(taskAt, nowMs + tonumber(journalRetentionSeconds) * 1000)
-  redis.call('HSET', taskKey, 'purge', taskAt, 'jpurge', journalAt)
+  -- the schedule's score is the next step (the journal's); the task keeps its own time for the step after
+  redis.call('HSET', taskKey, 'purge', taskAt)
   redis.call('ZADD', purgeKey, journalAt, taskId)
 end
 
