@@ -2,6 +2,8 @@
 // most 2 running at once; another client's run starts while they wait; every one of them completes exactly once, on
 // its first try; and deferred runs are not read and re-deferred in a loop (the queue sees a few entries per run).
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { readStatus } from "../../../src/journal/index.ts";
 import { checkInvariants, terminalEvents } from "../../faults/invariants.ts";
@@ -28,6 +30,26 @@ afterAll(async () => {
   await setup?.close();
   await server?.stop();
 }, 30_000);
+
+/** The `redis-cli` lines of the sh block under "## Per-client bounds" in docs/operations.md, run as an operator would. */
+function documentedRecipes(prefix: string, clientId: string): Map<string, string[]> {
+  const doc = readFileSync(new URL("../../../docs/operations.md", import.meta.url), "utf8");
+  const section = doc.slice(doc.indexOf("## Per-client bounds"));
+  const start = section.indexOf("```sh") + 5;
+  const lines = section.slice(start, section.indexOf("```", start)).split("\n");
+  const { port } = new URL(server.url);
+  const out = new Map<string, string[]>();
+  for (const line of lines.filter((l) => l.startsWith("redis-cli "))) {
+    const command = line
+      .replace(/^redis-cli /, `redis-cli -h 127.0.0.1 -p ${port} `)
+      .replaceAll("a2a:", prefix)
+      .replaceAll("<clientId>", clientId);
+    const result = spawnSync("sh", ["-c", command], { encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr}`);
+    out.set(line, result.stdout.trimEnd().split("\n"));
+  }
+  return out;
+}
 
 /** Entries ever added to a stream (XINFO STREAM entries-added, Redis 7). */
 async function entriesAdded(key: string): Promise<number> {
@@ -77,6 +99,15 @@ test("with maxRunningTasks 2, another client's run starts while the first one's 
   const report = await readStatus(redis, keys, setup.inst.config);
   expect(report.deferredRuns).toBeGreaterThan(0);
   expect(report.deferredClients).toBe(1);
+  // ... and with the redis-cli lines docs/operations.md gives (shard 0: one shard here)
+  const recipes = [...documentedRecipes(keys.prefix, greedy.id).entries()];
+  expect(recipes).toHaveLength(5);
+  const output = (needle: string) => recipes.find(([line]) => line.includes(needle))?.[1] ?? [];
+  expect(Number(output("HGET")[0])).toBeGreaterThan(0);
+  expect(output(":interrupted")).toEqual(["0"]);
+  expect(Number(output(":running")[0])).toBeLessThanOrEqual(2);
+  expect(Number(output("ZCARD")[0])).toBeGreaterThan(0);
+  expect(output("SMEMBERS")).toEqual([greedy.id]);
   const answer = await rpc(gateway.url, "SendMessage", { message: message("my turn") }, { key: other.key });
   expect(answer.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
   // ... while the greedy client still has runs that have not started (2 at a time, 2 s each: seconds to go)
