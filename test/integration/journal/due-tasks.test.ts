@@ -6,7 +6,17 @@ import { DueTasks, inputTimeoutMessage, PushConfigs, runScript } from "../../../
 import { tenancyViolations } from "../../faults/invariants.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
-import { type AcceptedTask, acceptTask, claimTask, dumpUnder, liveClient, move, PROFILE, redisMs } from "./helpers.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  dumpUnder,
+  emitArtifact,
+  liveClient,
+  move,
+  PROFILE,
+  redisMs,
+} from "./helpers.ts";
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -25,15 +35,7 @@ async function finish(
   retentionSeconds: number,
   journalRetentionSeconds: number,
 ): Promise<void> {
-  const claim = await claimTask(f, task);
-  const result = await f.ledger.transition({
-    claim,
-    kind: "status",
-    state: "TASK_STATE_COMPLETED",
-    status: { state: "TASK_STATE_COMPLETED" },
-    event: {
-      statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state: "TASK_STATE_COMPLETED" } },
-    },
+  const result = await move(f, await claimTask(f, task), task, "TASK_STATE_COMPLETED", {
     retentionSeconds,
     journalRetentionSeconds,
   });
@@ -188,22 +190,7 @@ describe("expireInput", () => {
     );
     const claim = await claimTask(f, task);
     await move(f, claim, task, "TASK_STATE_WORKING");
-    await f.ledger.transition({
-      claim,
-      kind: "status",
-      state: "TASK_STATE_INPUT_REQUIRED",
-      status: { state: "TASK_STATE_INPUT_REQUIRED" },
-      event: {
-        statusUpdate: {
-          taskId: task.taskId,
-          contextId: task.contextId,
-          status: { state: "TASK_STATE_INPUT_REQUIRED" },
-        },
-      },
-      retentionSeconds: 3600,
-      journalRetentionSeconds: 600,
-      inputTimeoutSeconds: 60,
-    });
+    await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", { inputTimeoutSeconds: 60 });
     const k = f.keys;
     expect(await f.redis.smembers(k.clientInterrupted(0, clientId))).toEqual([task.taskId]);
     const timeout = Number(await f.redis.zscore(k.inputDue(0), task.taskId)) - (await redisMs(f.redis));
@@ -277,30 +264,9 @@ test("every counter returns to zero once the tasks are purged, whatever they did
       }
       const claim = await claimTask(f, task);
       await move(f, claim, task, "TASK_STATE_WORKING");
-      const artifacts = [{ artifactId: "r", parts: [{ text: "out ".repeat(40 * i) }] }];
-      await f.ledger.transition({
-        claim,
-        kind: "artifact",
-        state: "TASK_STATE_WORKING",
-        event: {
-          artifactUpdate: {
-            taskId: task.taskId,
-            contextId: task.contextId,
-            artifact: artifacts[0] ?? { artifactId: "r", parts: [] },
-          },
-        },
-        artifacts,
-        ...life,
-      });
+      await emitArtifact(f, claim, task, { artifactId: "r", parts: [{ text: "out ".repeat(40 * i) }] }, life);
       const end = i === 1 ? "TASK_STATE_COMPLETED" : i === 2 ? "TASK_STATE_FAILED" : "TASK_STATE_INPUT_REQUIRED";
-      await f.ledger.transition({
-        claim,
-        kind: "status",
-        state: end,
-        status: { state: end, timestamp: new Date().toISOString() },
-        event: { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state: end } } },
-        ...life,
-      });
+      await move(f, claim, task, end, life);
       if (i === 3) {
         await f.journal.resume({
           clientId,
@@ -309,16 +275,7 @@ test("every counter returns to zero once the tasks are purged, whatever they did
           taskId: task.taskId,
           message: userMessage("more"),
         });
-        const again = await claimTask(f, task);
-        const state = "TASK_STATE_AUTH_REQUIRED";
-        await f.ledger.transition({
-          claim: again,
-          kind: "status",
-          state,
-          status: { state },
-          event: { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state } } },
-          ...life,
-        });
+        await move(f, await claimTask(f, task), task, "TASK_STATE_AUTH_REQUIRED", life);
       }
     }
   }

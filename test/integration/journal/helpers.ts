@@ -2,8 +2,8 @@
 // full dump of every key under a prefix (type, value, whether it expires) to prove that a refusal wrote nothing.
 import { expect } from "bun:test";
 import type { Redis } from "ioredis";
-import type { Claim, ClientRegistry, TransitionResult } from "../../../src/journal/index.ts";
-import type { StreamResponse, TaskState } from "../../../src/protocol/index.ts";
+import type { Claim, ClientRegistry, TransitionInput, TransitionResult } from "../../../src/journal/index.ts";
+import type { Artifact, StreamResponse, TaskState } from "../../../src/protocol/index.ts";
 import { type JournalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder } from "../../support/redis.ts";
 
@@ -114,12 +114,13 @@ export function statusEvent(task: AcceptedTask, state: TaskState): StreamRespons
   return { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state } } };
 }
 
-/** One status transition with the claim's fencing token. */
+/** One status transition with the claim's fencing token; `extra` overrides the retentions or adds a status message. */
 export async function move(
   f: JournalFixture,
   claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">,
   task: AcceptedTask,
   state: TaskState,
+  extra: Partial<TransitionInput> = {},
 ): Promise<TransitionResult> {
   return await f.ledger.transition({
     claim,
@@ -128,6 +129,26 @@ export async function move(
     status: { state, timestamp: new Date().toISOString() },
     event: statusEvent(task, state),
     ...RETENTION,
+    ...extra,
+  });
+}
+
+/** One artifact update with the claim's fencing token: the task's artifact list becomes `[artifact]`. */
+export async function emitArtifact(
+  f: JournalFixture,
+  claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">,
+  task: AcceptedTask,
+  artifact: Artifact,
+  extra: Partial<TransitionInput> = {},
+): Promise<TransitionResult> {
+  return await f.ledger.transition({
+    claim,
+    kind: "artifact",
+    state: "TASK_STATE_WORKING",
+    event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact } },
+    artifacts: [artifact],
+    ...RETENTION,
+    ...extra,
   });
 }
 

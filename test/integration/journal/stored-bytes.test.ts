@@ -13,6 +13,7 @@ import {
   acceptTask,
   claimTask,
   dumpUnder,
+  emitArtifact,
   expectRefusalWritesNothing,
   liveClient,
   move,
@@ -96,38 +97,14 @@ describe("counting", () => {
 
     const claim = await claimTask(f, task);
     await move(f, claim, task, "TASK_STATE_WORKING");
-    await f.ledger.transition({
-      claim,
-      kind: "artifact",
-      state: "TASK_STATE_WORKING",
-      event: {
-        artifactUpdate: {
-          taskId: task.taskId,
-          contextId: task.contextId,
-          artifact: { artifactId: "a", parts: [{ text: "x".repeat(300) }] },
-        },
-      },
-      artifacts: [{ artifactId: "a", parts: [{ text: "x".repeat(300) }] }],
-      ...RETENTION,
-    });
+    await emitArtifact(f, claim, task, { artifactId: "a", parts: [{ text: "x".repeat(300) }] });
     await expectExact(f, clientId, [task.taskId]);
     // a shorter artifact list and status give bytes back; a history message adds its own
     const note: Message = { messageId: "n1", role: "ROLE_AGENT", parts: [{ text: "need more" }] };
-    await f.ledger.transition({
-      claim,
-      kind: "status",
-      state: "TASK_STATE_INPUT_REQUIRED",
+    await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", {
       status: { state: "TASK_STATE_INPUT_REQUIRED", message: note },
-      event: {
-        statusUpdate: {
-          taskId: task.taskId,
-          contextId: task.contextId,
-          status: { state: "TASK_STATE_INPUT_REQUIRED" },
-        },
-      },
       artifacts: [],
       historyMessage: note,
-      ...RETENTION,
     });
     await expectExact(f, clientId, [task.taskId]);
 
@@ -157,21 +134,7 @@ describe("counting", () => {
     const clientId = await liveClient(f, { maxStoredBytes: 4000 });
     const task = await acceptTask(f, clientId);
     const claim = await claimTask(f, task);
-    const big = [{ artifactId: "a", parts: [{ text: "y".repeat(10_000) }] }];
-    const result = await f.ledger.transition({
-      claim,
-      kind: "artifact",
-      state: "TASK_STATE_WORKING",
-      event: {
-        artifactUpdate: {
-          taskId: task.taskId,
-          contextId: task.contextId,
-          artifact: big[0] ?? { artifactId: "a", parts: [] },
-        },
-      },
-      artifacts: big,
-      ...RETENTION,
-    });
+    const result = await emitArtifact(f, claim, task, { artifactId: "a", parts: [{ text: "y".repeat(10_000) }] });
     expect(result.ok).toBe(true);
     expect(await move(f, claim, task, "TASK_STATE_COMPLETED")).toMatchObject({ ok: true });
     expect(await expectExact(f, clientId, [task.taskId])).toBeGreaterThan(20_000);
