@@ -200,6 +200,7 @@ describe("expireInput", () => {
     // -2: not due yet; -3: another client's keys; both write nothing
     let dump = await dumpUnder(f.redis, f.prefix);
     expect(await expireScript(f, task)).toBe(-2);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
     await dueNow(f, k.inputDue(0), task.taskId);
     dump = await dumpUnder(f.redis, f.prefix);
     expect(await expireScript(f, task, "someone-else")).toBe(-3);
