@@ -90,7 +90,7 @@ redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 's
   'entry', entry)
 redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', ARGV[10], 'arts', '[]', 'ts', ARGV[12],
-  'created', ARGV[12])
+  'created', ARGV[12], 'bytes', taskBytes, 'jbytes', journalBytes)
 if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[6], 'meta', ARGV[14])
 end
@@ -102,6 +102,5 @@ redis.call('ZADD', KEYS[9], ARGV[12], taskId)
 if ARGV[15] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[15], ARGV[16])
 end
-addStoredBytes(KEYS[6], KEYS[13], 'bytes', ARGV[7], ARGV[8], taskBytes)
-addStoredBytes(KEYS[6], KEYS[13], 'jbytes', ARGV[7], ARGV[8], journalBytes)
+countBytes(KEYS[13], ARGV[7], ARGV[8], taskBytes + journalBytes)
 return {1, taskId}

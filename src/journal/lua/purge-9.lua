@@ -43,12 +43,11 @@ local journalBytes = tonumber(task[5] or 0)
 local taskAt = tonumber(task[6] or 0)
 if taskAt > nowMs then
   redis.call('DEL', KEYS[4])
-  addStoredBytes(KEYS[2], KEYS[9], 'jbytes', task[2], task[3], -journalBytes)
+  addStoredBytes(KEYS[2], KEYS[9], task[2], task[3], 0, -journalBytes)
   redis.call('ZADD', KEYS[1], taskAt, ARGV[1])
   return 1
 end
-addStoredBytes(KEYS[2], KEYS[9], 'bytes', task[2], task[3], -tonumber(task[4] or 0))
-addStoredBytes(KEYS[2], KEYS[9], 'jbytes', task[2], task[3], -journalBytes)
+countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('ZREM', KEYS[8], ARGV[1])

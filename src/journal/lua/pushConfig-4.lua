@@ -31,7 +31,7 @@ if overBudget(KEYS[4], 'profile:' .. ARGV[2], tonumber(ARGV[7]), added) then
 end
 
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-addStoredBytes(KEYS[1], KEYS[4], 'bytes', ARGV[1], ARGV[2], added)
+addStoredBytes(KEYS[1], KEYS[4], ARGV[1], ARGV[2], added, 0)
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)

@@ -17,5 +17,5 @@ local existing = redis.call('HSTRLEN', KEYS[2], ARGV[3])
 if redis.call('HDEL', KEYS[2], ARGV[3]) == 0 then
   return 0
 end
-addStoredBytes(KEYS[1], KEYS[3], 'bytes', ARGV[1], ARGV[2], -existing)
+addStoredBytes(KEYS[1], KEYS[3], ARGV[1], ARGV[2], -existing, 0)
 return 1

@@ -112,7 +112,6 @@ redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
 redis.call('ZADD', KEYS[9], ARGV[9], taskId)
 leaveInterrupted(KEYS[14], KEYS[15], taskId)
-addStoredBytes(KEYS[6], KEYS[16], 'bytes', ARGV[5], ARGV[12], taskBytes)
-addStoredBytes(KEYS[6], KEYS[16], 'jbytes', ARGV[5], ARGV[12], journalBytes)
+addStoredBytes(KEYS[6], KEYS[16], ARGV[5], ARGV[12], taskBytes, journalBytes)
 redis.call('PUBLISH', ARGV[11], taskId .. ' TASK_STATE_SUBMITTED')
 return {1, taskId, rev}

@@ -86,8 +86,7 @@ if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'hist', hist)
 end
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[5])
-addStoredBytes(KEYS[1], KEYS[14], 'bytes', task[5], task[6], taskBytes)
-addStoredBytes(KEYS[1], KEYS[14], 'jbytes', task[5], task[6], #ARGV[5])
+addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, #ARGV[5])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[5])
 redis.call('ZADD', KEYS[4], ARGV[8], taskId)
 if TERMINAL[to] then

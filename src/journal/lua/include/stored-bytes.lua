@@ -5,16 +5,27 @@
   counter and its profile's counter (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the
   same amount in the same script, so each counter is always the sum of its tasks' fields. A counter at 0 is deleted.
 ]]
-local function addStoredBytes(taskKey, bytesKey, field, client, profile, n)
+-- Adds n bytes (n may be negative) to a client's and a profile's counters.
+local function countBytes(bytesKey, client, profile, n)
   if n == 0 then
     return
   end
-  redis.call('HINCRBY', taskKey, field, n)
   for _, name in ipairs({ 'client:' .. client, 'profile:' .. profile }) do
     if redis.call('HINCRBY', bytesKey, name, n) == 0 then
       redis.call('HDEL', bytesKey, name)
     end
   end
+end
+
+-- Adds bytes to a task's `bytes` (its stored values) and `jbytes` (its journal) fields and to its counters.
+local function addStoredBytes(taskKey, bytesKey, client, profile, taskBytes, journalBytes)
+  if taskBytes ~= 0 then
+    redis.call('HINCRBY', taskKey, 'bytes', taskBytes)
+  end
+  if journalBytes ~= 0 then
+    redis.call('HINCRBY', taskKey, 'jbytes', journalBytes)
+  end
+  countBytes(bytesKey, client, profile, taskBytes + journalBytes)
 end
 
 -- Whether storing n more bytes takes a counter of the bytes hash past its budget (0 = no budget).
