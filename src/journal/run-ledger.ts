@@ -197,16 +197,19 @@ export class RunLedger {
   /**
    * Queues a client's deferred runs again, oldest first, while the client has a free running slot: at most `most`
    * (default: as many as its slots free now; unlimited clients get all). Returns how many were queued. Called after a
-   * run of the client ends, and by the retention pass for every client with deferred runs.
+   * run of the client ends (with the oldest deferred run when `ack` read it already), and by the retention pass for
+   * every client with deferred runs.
    */
-  async wakeDeferred(shard: number, clientId: string, most?: number): Promise<number> {
+  async wakeDeferred(shard: number, clientId: string, most?: number, oldestKnown?: string): Promise<number> {
     const k = this.keys;
     const deferred = k.clientDeferred(shard, clientId);
     let budget = most ?? (await this.freeRunningSlots(shard, clientId));
     let woken = 0;
+    let known = oldestKnown;
     // Each round removes a member or stops, so the rounds are bounded by the set's size plus `most`.
     for (let rounds = 0; budget > 0 && rounds < 1000; rounds++) {
-      const [oldest] = await this.redis.zrange(deferred, 0, 0);
+      const oldest = known ?? (await this.redis.zrange(deferred, 0, 0))[0];
+      known = undefined;
       if (oldest === undefined) break;
       const reply = await runScript(
         this.redis,
@@ -256,10 +259,16 @@ export class RunLedger {
     );
   }
 
-  /** Acknowledges and deletes a finished queue entry, so the stream does not grow. */
-  async ack(shard: number, entryId: string): Promise<void> {
+  /**
+   * Acknowledges and deletes a finished queue entry, so the stream does not grow. With `clientId`, also reads in the
+   * same round trip that client's oldest deferred run (undefined when it has none), for `wakeDeferred`.
+   */
+  async ack(shard: number, entryId: string, clientId?: string): Promise<string | undefined> {
     const queue = this.keys.queue(shard);
-    await this.redis.multi().xack(queue, QUEUE_GROUP, entryId).xdel(queue, entryId).exec();
+    const transaction = this.redis.multi().xack(queue, QUEUE_GROUP, entryId).xdel(queue, entryId);
+    if (clientId !== undefined) transaction.zrange(this.keys.clientDeferred(shard, clientId), 0, 0);
+    const replies = await transaction.exec();
+    return clientId === undefined ? undefined : (replies?.[2]?.[1] as string[] | undefined)?.[0];
   }
 
   /** Records a liveness beat in a shard, in Redis time; the record lives `ttlSeconds`. */

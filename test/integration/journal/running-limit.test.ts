@@ -251,3 +251,26 @@ test("release gives the running slot back; an interrupted or finished run leaves
   expect(await f.redis.scard(f.keys.clientRunning(0, clientId))).toBe(0);
   expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
 });
+
+test("ack with the client reads its oldest deferred run in the same round trip, and nothing without one", async () => {
+  const f = journalFixture(server);
+  const clientId = await liveClient(f);
+  const l = ledger(f, 1);
+  const [first, second, third] = [
+    await acceptTask(f, clientId),
+    await acceptTask(f, clientId),
+    await acceptTask(f, clientId),
+  ];
+  if (!first || !second || !third) throw new Error("accept failed");
+  await deliver(f);
+  const held = await claim(f, l, first);
+  if (typeof held === "string") throw new Error("claim refused");
+  expect(await l.ack(0, held.entryId, clientId)).toBeUndefined();
+  expect(await claim(f, l, second)).toBe("deferred");
+  expect(await claim(f, l, third)).toBe("deferred");
+  await move(f, held, first, "TASK_STATE_COMPLETED");
+  expect(await l.ack(0, held.entryId, clientId)).toBe(second.taskId);
+  expect(await l.ack(0, held.entryId)).toBeUndefined();
+  expect(await l.wakeDeferred(0, clientId, 1, second.taskId)).toBe(1);
+  expect(await f.redis.zrange(f.keys.clientDeferred(0, clientId), 0, -1)).toEqual([third.taskId]);
+});
