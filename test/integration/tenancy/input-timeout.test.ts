@@ -23,7 +23,7 @@ beforeAll(async () => {
   server = await startRedis();
   redis = server.client();
   hook = await startReceiver();
-  setup = await tenancyInstallation(server.url, { inputTimeoutSeconds: 3 });
+  setup = await tenancyInstallation(server.url, { inputTimeoutSeconds: 5 });
   [gateway] = await Promise.all([setup.inst.gateway(), setup.inst.work("bun", 1)]);
 }, 60_000);
 
@@ -72,7 +72,7 @@ test("an interrupted task fails after its input timeout: journal, webhook, count
     15_000,
     "the task to fail",
   );
-  expect(failed.status.message.parts[0].text).toContain("input timeout of 3 s");
+  expect(failed.status.message.parts[0].text).toContain("input timeout of 5 s");
   expect(await terminalEvents(redis, keys.journal(shard, task.id))).toBe(1);
   expect(await redis.scard(keys.clientInterrupted(shard, client.id))).toBe(0);
   expect(await redis.zscore(keys.inputDue(shard), task.id)).toBeNull();

@@ -37,7 +37,7 @@ beforeAll(async () => {
   redis = server.client();
   setup = await tenancyInstallation(
     server.url,
-    { retentionSeconds: 4, journalRetentionSeconds: 2 },
+    { retentionSeconds: 10, journalRetentionSeconds: 10 },
     { A2A_CLIENTS_MAX_STORED_BYTES: String(BUDGET) },
   );
   [gateway] = await Promise.all([setup.inst.gateway(), setup.inst.work("bun", 2)]);
@@ -98,9 +98,9 @@ test("at its storage budget a client is refused and nothing stored; another is s
   // another client is served meanwhile
   expect((await send(light, "still served")).body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
 
-  // The retention pass deletes the finished tasks after their 4 s and gives their bytes back: the signal the accept
+  // The retention pass deletes the finished tasks after their 10 s and gives their bytes back: the signal the accept
   // script reads is the counter, so wait for it to leave room for one more message, then send one.
-  await waitFor(async () => (await counter()) + ONE_RUN_OUTPUT < BUDGET, 30_000, "the heavy client's tasks purged");
+  await waitFor(async () => (await counter()) + ONE_RUN_OUTPUT < BUDGET, 60_000, "the heavy client's tasks purged");
   const again = await send(heavy, "x".repeat(MESSAGE_BYTES));
   expect(again.body.result?.task.status.state).toBe("TASK_STATE_COMPLETED");
 
@@ -120,4 +120,4 @@ test("at its storage budget a client is refused and nothing stored; another is s
       boundBytes: BUDGET + ONE_RUN_OUTPUT + OVERHEAD,
     })}`,
   );
-}, 90_000);
+}, 120_000);
