@@ -1,6 +1,6 @@
 // One actor process's work: consumes the run queues of every shard with a consumer group, runs up to
-// worker.concurrency runs at once, reclaims expired leases, heartbeats, listens for cancels, delivers webhooks from the
-// push outbox, and drains on request.
+// worker.concurrency runs at once, reclaims expired leases, does the due retention work (input timeouts, deletions,
+// deferred runs), heartbeats, listens for cancels, delivers webhooks from the push outbox, and drains on request.
 import type { Config } from "../config/index.ts";
 import { KeySpace, type RedisLike, RunLedger } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
@@ -11,7 +11,7 @@ import type { ToolRegistry } from "./handlers/tools.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import type { ActorMetrics } from "./metrics.ts";
 import { Reclaimer } from "./reclaimer.ts";
-import { applyRetention } from "./retention.ts";
+import { applyDueWork, applyRetention, profileLifetimes } from "./retention.ts";
 import { RunExecutor } from "./run-executor.ts";
 import { createQueueReader, type RunQueueReader } from "./shard-queue-readers.ts";
 
@@ -63,7 +63,7 @@ export class Actor {
     this.workerId = `${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
     this.command = o.connect("actor");
-    this.ledger = new RunLedger(this.command, this.keys);
+    this.ledger = new RunLedger(this.command, this.keys, { maxRunningTasks: config.clients.maxRunningTasks });
     this.executor = new RunExecutor({
       redis: this.command,
       ledger: this.ledger,
@@ -120,6 +120,7 @@ export class Actor {
     await this.cancels.start();
     await this.heartbeat.start();
     this.every(config.worker.reclaimIntervalSeconds * 1000, () => this.reclaim());
+    this.every(config.worker.reclaimIntervalSeconds * 1000, () => this.dueWork());
     this.every(this.o.retentionIntervalMs ?? 60_000, () => this.retention());
     logger.info({ workerId: this.workerId, concurrency: config.worker.concurrency }, "actor started");
     this.push.start();
@@ -202,10 +203,22 @@ export class Actor {
     for (const entry of entries) this.submit(entry);
   }
 
+  /** Input timeouts, deletions and deferred runs, every reclaim interval: what is due should not wait a minute. */
+  private async dueWork(): Promise<void> {
+    await applyDueWork(this.command, this.keys, {
+      budget: this.o.config.worker.sweepBatch,
+      ledger: this.ledger,
+      lifetimes: profileLifetimes(this.o.config),
+    });
+  }
+
   private async retention(): Promise<void> {
-    const { worker } = this.o.config;
+    const { config } = this.o;
+    const { worker } = config;
     await applyRetention(this.command, this.keys, {
       budget: worker.sweepBatch,
+      ledger: this.ledger,
+      lifetimes: profileLifetimes(config),
       consumerIdleMs: Math.max(worker.livenessSeconds, worker.leaseSeconds * 3, 600) * 1000,
       keepConsumers: [this.workerId],
     });

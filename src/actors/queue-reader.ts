@@ -7,18 +7,24 @@ import type { QueueEntry } from "./run-executor.ts";
 
 type StreamReply = [string, [string, string[] | null][]][] | null;
 
-/** Turns an XREADGROUP / XAUTOCLAIM entry list into queue entries; entries without run or task fields are dropped. */
+/**
+ * Turns an XREADGROUP / XAUTOCLAIM entry list into queue entries; entries without run or task fields are dropped. An
+ * entry names its client (`client`), except one written before entries did: the claim then reads it from the task.
+ */
 export function toQueueEntries(shard: number, rows: readonly [string, string[] | null][]): QueueEntry[] {
   const entries: QueueEntry[] = [];
   for (const [id, fields] of rows) {
     if (!fields) continue;
     let runId = "";
     let taskId = "";
+    let clientId = "";
     for (let i = 0; i + 1 < fields.length; i += 2) {
       if (fields[i] === "run") runId = fields[i + 1] ?? "";
       else if (fields[i] === "task") taskId = fields[i + 1] ?? "";
+      else if (fields[i] === "client") clientId = fields[i + 1] ?? "";
     }
-    if (runId !== "" && taskId !== "") entries.push({ shard, id, runId, taskId });
+    if (runId === "" || taskId === "") continue;
+    entries.push(clientId === "" ? { shard, id, runId, taskId } : { shard, id, runId, taskId, clientId });
   }
   return entries;
 }

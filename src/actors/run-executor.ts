@@ -35,6 +35,8 @@ export interface QueueEntry {
   readonly id: string;
   readonly runId: string;
   readonly taskId: string;
+  /** The task's client, as the entry names it (absent in entries written before entries named it). */
+  readonly clientId?: string;
 }
 
 export interface ExecutorOptions {
@@ -98,6 +100,14 @@ function outcomeOf(reason: AbortReason | undefined, failure: unknown, outcome: O
     : state === "TASK_STATE_AUTH_REQUIRED"
       ? "auth_required"
       : "completed";
+}
+
+/** A claimed leg, and what its end learned of its client's deferred runs (for queueing the oldest one next). */
+interface LegEnd {
+  readonly entry: QueueEntry;
+  readonly claim: Claim;
+  /** The oldest deferred run read with the entry's acknowledgement; null: none; undefined: not read (look it up). */
+  oldestDeferred: string | null | undefined;
 }
 
 interface RunControl {
@@ -196,12 +206,42 @@ export class RunExecutor {
       this.o.consumer,
       leaseMs,
       config.worker.maxAttempts,
+      entry.clientId,
     );
     if (typeof claim === "string") {
-      if (claim !== "leased") await ledger.ack(entry.shard, entry.id);
+      // A deferred entry is acknowledged by the claim itself; its run waits for one of its client's runs to end.
+      if (claim !== "leased" && claim !== "deferred") await ledger.ack(entry.shard, entry.id);
       log.debug({ refusal: claim }, "queue entry not claimed");
       return;
     }
+    const leg: LegEnd = { entry, claim, oldestDeferred: undefined };
+    try {
+      await this.processClaimed(leg, startedAt, ended, log);
+    } finally {
+      // This run no longer holds one of its client's running slots (or another actor holds it now): one deferred
+      // run of the client may be queued again. A failure here is repaired by the retention pass.
+      if (leg.oldestDeferred !== null) {
+        await ledger
+          .wakeDeferred(claim.shard, claim.clientId, 1, leg.oldestDeferred)
+          .catch((error: unknown) => log.warn({ err: error }, "could not queue a deferred run again"));
+      }
+    }
+  }
+
+  /** Acknowledges the leg's entry and learns, in the same round trip, its client's oldest deferred run. */
+  private async ack(leg: LegEnd): Promise<void> {
+    const { entry, claim } = leg;
+    leg.oldestDeferred = (await this.o.ledger.ack(entry.shard, entry.id, claim.clientId)) ?? null;
+  }
+
+  private async processClaimed(
+    leg: LegEnd,
+    startedAt: number,
+    ended: (outcome: RunOutcome) => void,
+    log: Logger,
+  ): Promise<void> {
+    const { config, ledger } = this.o;
+    const { entry, claim } = leg;
     if (this.draining) {
       await ledger.release(claim);
       log.info("draining: queue entry handed back");
@@ -209,7 +249,7 @@ export class RunExecutor {
       return;
     }
     const record = await this.readTask(entry);
-    if (!record) return await ledger.ack(entry.shard, entry.id);
+    if (!record) return await this.ack(leg);
     const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
     const control: RunControl = { controller: new AbortController(), reason: undefined, startedAt };
     const writer = new RunWriter(
@@ -217,7 +257,7 @@ export class RunExecutor {
       claim,
       { taskId: record.id, contextId: record.contextId },
       record.artifacts,
-      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600 },
+      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
     );
     try {
@@ -231,17 +271,17 @@ export class RunExecutor {
         ended("exhausted");
       } else if (claim.cancelRequested) {
         await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
-        await ledger.ack(entry.shard, entry.id);
+        await this.ack(leg);
         ended("canceled");
       } else {
         const handler = profile ? this.o.handlers.get(profile.handler) : undefined;
         if (!profile || !handler) {
           log.error({ profile: claim.profile, handler: profile?.handler }, "no such profile or handler on this worker");
           await writer.status("TASK_STATE_FAILED", { text: "This agent is not available on this worker" });
-          await ledger.ack(entry.shard, entry.id);
+          await this.ack(leg);
           ended("unavailable");
         } else {
-          const finished = await this.runLeg(entry, claim, record, profile, handler, writer, control, log);
+          const finished = await this.runLeg(leg, record, profile, handler, writer, control, log);
           ended(control.outcome ?? "lost");
           if (!finished) return;
         }
@@ -256,8 +296,7 @@ export class RunExecutor {
 
   /** Runs the handler for one leg; false when the run was left to another owner (lost lease or drained). */
   private async runLeg(
-    entry: QueueEntry,
-    claim: Claim,
+    leg: LegEnd,
     record: TaskRecord,
     profile: Profile,
     handler: Handler,
@@ -265,6 +304,7 @@ export class RunExecutor {
     control: RunControl,
     log: Logger,
   ): Promise<boolean> {
+    const { entry, claim } = leg;
     const { ledger, config } = this.o;
     this.controls.set(entry.runId, control);
     // The leg's time limit counts from the claim; it ends when the handler settles (the output check has its own).
@@ -280,10 +320,16 @@ export class RunExecutor {
     ).start();
     try {
       await writer.status("TASK_STATE_WORKING");
-      const leg = record.history.filter((message) => message.role === "ROLE_USER").length;
+      const legNumber = record.history.filter((message) => message.role === "ROLE_USER").length;
       const signal = control.controller.signal;
       const guardrail = this.guardrails.get(profile.name);
-      const sink = createOutputSink(writer, { profile, artifactId: `response-${leg}`, guardrail, signal, logger: log });
+      const sink = createOutputSink(writer, {
+        profile,
+        artifactId: `response-${legNumber}`,
+        guardrail,
+        signal,
+        logger: log,
+      });
       // A held-back profile does not name a refused tool: the model chose the name, so it may carry content.
       const named = !requiresFullTextCheck(profile);
       const outcome = await race(async () => {
@@ -311,7 +357,7 @@ export class RunExecutor {
         return value ?? built.requested();
       }, signal);
       clearTimeout(limit);
-      return await this.conclude(entry, claim, profile, outcome, control, writer, sink, log);
+      return await this.conclude(leg, profile, outcome, control, writer, sink, log);
     } finally {
       clearTimeout(limit);
       keeper.stop();
@@ -320,8 +366,7 @@ export class RunExecutor {
   }
 
   private async conclude(
-    entry: QueueEntry,
-    claim: Claim,
+    leg: LegEnd,
     profile: Profile,
     outcome: Outcome,
     control: RunControl,
@@ -329,6 +374,7 @@ export class RunExecutor {
     sink: OutputSink,
     log: Logger,
   ): Promise<boolean> {
+    const { claim } = leg;
     const { ledger } = this.o;
     let failure = outcome.kind === "threw" ? outcome.error : undefined;
     if (control.reason === undefined && outcome.kind === "returned") {
@@ -363,7 +409,7 @@ export class RunExecutor {
     } else if (failure !== undefined) {
       await this.fail(failure, writer, sink, log);
     }
-    await ledger.ack(entry.shard, entry.id);
+    await this.ack(leg);
     return true;
   }
 

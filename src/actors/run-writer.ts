@@ -19,6 +19,8 @@ export interface RunTask {
 export interface Retention {
   readonly retentionSeconds: number;
   readonly journalRetentionSeconds: number;
+  /** How long the task may wait for the client's next message once interrupted. */
+  readonly inputTimeoutSeconds: number;
 }
 
 export interface StatusOptions {
@@ -131,6 +133,7 @@ export class RunWriter {
         ...input,
         retentionSeconds: this.retention.retentionSeconds,
         journalRetentionSeconds: this.retention.journalRetentionSeconds,
+        inputTimeoutSeconds: this.retention.inputTimeoutSeconds,
       });
       if (!result.ok) {
         this.lostReason = result.reason;

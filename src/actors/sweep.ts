@@ -11,7 +11,7 @@ import type { ToolRegistry } from "./handlers/tools.ts";
 import { Heartbeat } from "./heartbeat.ts";
 import { toQueueEntries } from "./queue-reader.ts";
 import { Reclaimer } from "./reclaimer.ts";
-import { applyRetention, type RetentionReport } from "./retention.ts";
+import { applyRetention, profileLifetimes, type RetentionReport } from "./retention.ts";
 import { type QueueEntry, RunExecutor } from "./run-executor.ts";
 
 export interface SweepOptions {
@@ -78,7 +78,7 @@ class Sweep {
     this.workerId = `sweep-${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
     this.redis = o.connect("sweep");
-    this.ledger = new RunLedger(this.redis, this.keys);
+    this.ledger = new RunLedger(this.redis, this.keys, { maxRunningTasks: config.clients.maxRunningTasks });
     this.executor = new RunExecutor({
       redis: this.redis,
       ledger: this.ledger,
@@ -130,6 +130,8 @@ class Sweep {
     const pushed = await this.push.tick(this.pushBudgetMs);
     const retention = await applyRetention(this.redis, this.keys, {
       budget: sweepBatch,
+      ledger: this.ledger,
+      lifetimes: profileLifetimes(this.config),
       consumerIdleMs: Math.max(livenessSeconds, leaseSeconds * 3, 600) * 1000,
       keepConsumers: [this.workerId],
     });

@@ -222,10 +222,11 @@ export type PushConfig = Static<typeof PushSchema>;
 export const ClientsSchema = Type.Object(
   {
     maxStoredBytes: integer(
-      "Bytes one client's tasks may hold in Redis (messages, metadata, push configs, artifacts, journal entries), " +
-        "counted by the scripts that write them and given back when a task is deleted after its retention. A message " +
-        "that would pass it is refused (HTTP 503, CLIENT_STORAGE_LIMIT_EXCEEDED) and nothing is stored. 0 = no limit. " +
-        "A client record's own value (clients limit) wins.",
+      "Bytes one client's tasks may hold in Redis (messages, metadata, push configs, artifacts, journal entries: the " +
+        "stored values, not key names), counted by the scripts that write them and given back when a finished task " +
+        "is deleted after its retention. A message or push config that would pass it is refused (HTTP 503, " +
+        "CLIENT_STORAGE_LIMIT_EXCEEDED) and nothing is stored; actors' output is counted but never refused, so the " +
+        "next message is. 0 = no limit. A client record's own value (clients limit --max-stored-bytes) wins.",
       268_435_456,
       0,
     ),
@@ -237,9 +238,9 @@ export const ClientsSchema = Type.Object(
       0,
     ),
     maxRunningTasks: integer(
-      "Runs of one client that actors execute at once, across the installation; its other queued runs wait until one " +
-        "ends, so one client cannot take every worker slot. Set it to about half the fleet's slots (actors x " +
-        "concurrency x hosts). 0 = no limit. A client record's own value wins.",
+      "Runs of one client that actors execute at once, across the installation; its other queued runs are deferred " +
+        "(no attempt counted) until one of its runs ends, so one client cannot take every worker slot. Set it to " +
+        "about half the fleet's slots (actors x concurrency x hosts). 0 = no limit. A client record's own value wins.",
       8,
       0,
     ),
@@ -390,7 +391,8 @@ export const ProfileSchema = Type.Object(
         maxActiveTasks: integer("Queued + running tasks of this profile across all clients; 0 = unlimited.", 0, 0),
         maxStoredBytes: integer(
           "Bytes the tasks of this profile may hold in Redis, across all clients (counted like " +
-            "clients.maxStoredBytes); past it HTTP 503 PROFILE_STORAGE_LIMIT_EXCEEDED. 0 = unlimited.",
+            "clients.maxStoredBytes; with redis.shards > 1 the limit applies in each shard); past it HTTP 503 " +
+            "PROFILE_STORAGE_LIMIT_EXCEEDED. 0 = unlimited.",
           0,
           0,
         ),
@@ -404,11 +406,15 @@ export const ProfileSchema = Type.Object(
       600,
     ),
     inputTimeoutSeconds: integer(
-      "How long a task may wait in INPUT_REQUIRED or AUTH_REQUIRED for the client's next message; past it the task " +
-        "ends FAILED with that reason (its run ends, its slot is freed, its retention starts).",
+      "How long a task may wait in INPUT_REQUIRED or AUTH_REQUIRED for the client's next message; past it the " +
+        "workers' retention pass ends it FAILED with a status message saying so (journal entry and webhook as for any " +
+        "transition; its run ends, it no longer counts toward clients.maxInterruptedTasks, its retention starts).",
       86_400,
     ),
-    retentionSeconds: integer("How long a finished task is kept.", 86_400),
+    retentionSeconds: integer(
+      "How long a finished task is kept; then the workers' retention pass deletes it and gives its stored bytes back.",
+      86_400,
+    ),
     journalRetentionSeconds: integer(
       "How long a finished task's journal stream is kept. Streams and blocking waits need it only until they have read the " +
         "last event (webhooks have their own outbox), and a stream costs about 4.7 KB of Redis memory, so it is short.",

@@ -107,6 +107,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     dedupSeconds: config.redis.dedupSeconds,
     retryAfterSeconds,
     maxPushConfigsPerTask: config.push.maxConfigsPerTask,
+    clients: config.clients,
   });
   const tail = new JournalTail({ subscriber, redis, journal, keys, logger });
   await tail.start();

@@ -1,11 +1,26 @@
-// Client records: an API key shown once and stored only as its SHA-256, the profiles a client may use, and its limit
-// of queued + running tasks (read by the accept and resume scripts).
+// Client records: an API key shown once and stored only as its SHA-256, the profiles a client may use, its limit of
+// queued + running tasks, and its own values of the per-client limits (read by the scripts; absent = the default).
 import { createHash, randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import type { KeySpace } from "./keys.ts";
 import type { RedisLike } from "./scripts.ts";
 
-export interface ClientRecord {
+/**
+ * A client's own values of the per-client limits; absent means the configured default (`clients.*`) applies and 0
+ * means no limit. The scripts read them from the record at every check, so a change applies to the next request.
+ */
+export interface ClientLimits {
+  /** Bytes its tasks may hold in Redis (clients.maxStoredBytes). */
+  maxStoredBytes?: number;
+  /** Tasks it may have in INPUT_REQUIRED or AUTH_REQUIRED (clients.maxInterruptedTasks). */
+  maxInterruptedTasks?: number;
+  /** Runs of it that actors execute at once (clients.maxRunningTasks). */
+  maxRunningTasks?: number;
+  /** Requests per second across all gateways (clients.requestsPerSecond; the gateway reads it). */
+  requestsPerSecond?: number;
+}
+
+export interface ClientRecord extends ClientLimits {
   id: string;
   name: string;
   /** Profile names this client may use; `["*"]` means every profile. */
@@ -14,8 +29,6 @@ export interface ClientRecord {
   limit: number;
   revoked: boolean;
   createdAt: string;
-  /** Requests per second this client may make; undefined = clients.requestsPerSecond, 0 = no limit. */
-  requestsPerSecond?: number | undefined;
 }
 
 export interface NewClient {
@@ -24,6 +37,19 @@ export interface NewClient {
   apiKey: string;
 }
 
+/** The record's field of each limit. */
+const LIMIT_FIELDS = {
+  maxStoredBytes: "maxbytes",
+  maxInterruptedTasks: "maxint",
+  maxRunningTasks: "maxrun",
+  requestsPerSecond: "rps",
+} as const satisfies Record<keyof ClientLimits, string>;
+
+export const LIMIT_NAMES = Object.keys(LIMIT_FIELDS) as (keyof ClientLimits)[];
+
+/** A change of limits: a number sets the client's own value, `null` returns it to the default, absent keeps it. */
+export type LimitChange = { [name in keyof ClientLimits]?: number | null } & { limit?: number };
+
 /** SHA-256 (hex) of an API key: what Redis keeps. */
 export function hashApiKey(apiKey: string): string {
   return createHash("sha256").update(apiKey).digest("hex");
@@ -31,7 +57,7 @@ export function hashApiKey(apiKey: string): string {
 
 function decode(id: string, fields: Record<string, string>): ClientRecord | undefined {
   if (!fields.name && !fields.limit) return undefined;
-  return {
+  const record: ClientRecord = {
     id,
     name: fields.name ?? "",
     profiles: (fields.profiles ?? "*").split(",").filter((p) => p !== ""),
@@ -39,6 +65,11 @@ function decode(id: string, fields: Record<string, string>): ClientRecord | unde
     revoked: fields.revoked === "1",
     createdAt: fields.created ?? "",
   };
+  for (const name of LIMIT_NAMES) {
+    const value = fields[LIMIT_FIELDS[name]];
+    if (value !== undefined && value !== "") record[name] = Number(value);
+  }
+  return record;
 }
 
 export class ClientRegistry {
@@ -51,7 +82,7 @@ export class ClientRegistry {
     return this.keys.client(this.keys.shardOf(clientId), clientId);
   }
 
-  async add(input: { name: string; profiles?: string[]; limit?: number }): Promise<NewClient> {
+  async add(input: { name: string; profiles?: string[]; limit?: number } & Partial<ClientLimits>): Promise<NewClient> {
     const id = ulid().toLowerCase();
     const apiKey = `a2a_${randomBytes(24).toString("base64url")}`;
     const keyHash = hashApiKey(apiKey);
@@ -63,10 +94,19 @@ export class ClientRegistry {
       revoked: false,
       createdAt: new Date().toISOString(),
     };
+    const own: Record<string, number> = {};
+    for (const name of LIMIT_NAMES) {
+      const value = input[name];
+      if (value !== undefined) {
+        record[name] = value;
+        own[LIMIT_FIELDS[name]] = value;
+      }
+    }
     await this.redis.hset(this.recordKey(id), {
       name: record.name,
       profiles: record.profiles.join(","),
       limit: record.limit,
+      ...own,
       revoked: 0,
       created: record.createdAt,
       keyhash: keyHash,
@@ -117,9 +157,25 @@ export class ClientRegistry {
 
   /** Sets the limit of queued + running tasks (0 = none). */
   async setLimit(clientId: string, limit: number): Promise<boolean> {
+    return await this.setLimits(clientId, { limit });
+  }
+
+  /** Changes a client's limits in one step; false when there is no such client. */
+  async setLimits(clientId: string, change: LimitChange): Promise<boolean> {
     const key = this.recordKey(clientId);
     if (!(await this.redis.exists(key))) return false;
-    await this.redis.hset(key, "limit", limit);
+    const set: Record<string, number> = {};
+    const cleared: string[] = [];
+    if (change.limit !== undefined) set.limit = change.limit;
+    for (const name of LIMIT_NAMES) {
+      const value = change[name];
+      if (value === null) cleared.push(LIMIT_FIELDS[name]);
+      else if (value !== undefined) set[LIMIT_FIELDS[name]] = value;
+    }
+    const transaction = this.redis.multi();
+    if (Object.keys(set).length > 0) transaction.hset(key, set);
+    if (cleared.length > 0) transaction.hdel(key, ...cleared);
+    await transaction.exec();
     return true;
   }
 }

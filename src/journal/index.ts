@@ -1,20 +1,29 @@
 // The journal area: Redis keys, Lua scripts and their typed APIs over the task store. Other areas import only this.
 export { CapacityLeases } from "./capacity-leases.ts";
-export { type ClientRecord, ClientRegistry, hashApiKey, type NewClient } from "./client-registry.ts";
+export {
+  type ClientLimits,
+  type ClientRecord,
+  ClientRegistry,
+  hashApiKey,
+  type LimitChange,
+  type NewClient,
+} from "./client-registry.ts";
 export { contentHash } from "./content-hash.ts";
+export { DueTasks, inputTimeoutMessage, type PurgeReport, type TaskLifetimes } from "./due-tasks.ts";
 export { readStatus, type StatusReport, type WorkerStatus } from "./installation-status.ts";
 export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
-export { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "./push-configs.ts";
+export { PushConfigLimitError, PushConfigs, type StorageBudgets, type StoredPushConfig } from "./push-configs.ts";
 export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
 export { RateLimits } from "./rate-limits.ts";
 export { createRedis, isCluster, parseClusterNode, type RedisConnectionOptions } from "./redis-connection.ts";
-export type { Claim, ClaimRefusal, TransitionInput, TransitionResult } from "./run-ledger.ts";
+export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
 export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";
 export type {
   Accepted,
   AcceptInput,
+  ClientDefaults,
   JournalEntry,
   JournalSettings,
   ListPage,

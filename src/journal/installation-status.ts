@@ -1,5 +1,6 @@
 // The installation's state as an operator asks for it, read from Redis: live consumers and sweep ticks with their
-// ages, queue depth, the oldest queued run's age, running runs, expired leases, dead letters, and the webhook outbox.
+// ages, queue depth, the oldest queued run's age, running runs, runs deferred at their client's running limit,
+// interrupted tasks, deletions due, expired leases, dead letters, and the webhook outbox.
 // Read-only; shared by `a2a-runtime status` and the gateway's /metrics.
 import type { Config } from "../config/index.ts";
 import { type KeySpace, QUEUE_GROUP } from "./keys.ts";
@@ -35,6 +36,14 @@ export interface StatusReport {
   running: number;
   /** Running runs whose lease passed without a renewal (their actor is likely gone; they will be reclaimed). */
   expiredLeases: number;
+  /** Runs waiting for a running slot of their client (clients.maxRunningTasks), counted over at most 1,000 clients. */
+  deferredRuns: number;
+  /** Clients with deferred runs. */
+  deferredClients: number;
+  /** Tasks in INPUT_REQUIRED or AUTH_REQUIRED (each fails after its profile's inputTimeoutSeconds). */
+  interruptedTasks: number;
+  /** Finished tasks (or their journals) whose deletion is due and not yet done: the retention pass's backlog. */
+  deletionsDue: number;
   deadLetters: number;
   /** Webhook notifications waiting in the outbox (counted over at most PUSH_SCAN_LIMIT tasks per shard). */
   pushPending: number;
@@ -48,6 +57,8 @@ export interface StatusReport {
 const EXPIRED_SCAN_LIMIT = 1000;
 /** The most tasks per shard whose pending webhook notifications are counted one by one. */
 const PUSH_SCAN_LIMIT = 1000;
+/** The most clients per shard whose deferred runs are counted one by one. */
+const DEFERRED_SCAN_LIMIT = 1000;
 
 function entryMs(id: string): number {
   return Number(id.split("-")[0]);
@@ -123,6 +134,20 @@ async function readPush(redis: RedisLike, keys: KeySpace, shard: number) {
   return { tasks, pending, dead };
 }
 
+async function readTenancy(redis: RedisLike, keys: KeySpace, shard: number, nowMs: number) {
+  const clients = await redis.scard(keys.deferredClients(shard));
+  let deferred = 0;
+  if (clients > 0) {
+    const ids = (await redis.srandmember(keys.deferredClients(shard), DEFERRED_SCAN_LIMIT)) as string[];
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.zcard(keys.clientDeferred(shard, id));
+    for (const [, count] of (await pipeline.exec()) ?? []) deferred += Number(count ?? 0);
+  }
+  const interrupted = await redis.zcard(keys.inputDue(shard));
+  const deletionsDue = await redis.zcount(keys.purge(shard), "-inf", nowMs);
+  return { clients, deferred, interrupted, deletionsDue };
+}
+
 /** Reads the status report; `nowMs` from Redis's clock so that ages do not depend on this machine's. */
 export async function readStatus(redis: RedisLike, keys: KeySpace, config: Config): Promise<StatusReport> {
   const [seconds, micros] = (await redis.call("TIME")) as [string, string];
@@ -139,6 +164,10 @@ export async function readStatus(redis: RedisLike, keys: KeySpace, config: Confi
     oldestQueuedAgeSeconds: null,
     running: 0,
     expiredLeases: 0,
+    deferredRuns: 0,
+    deferredClients: 0,
+    interruptedTasks: 0,
+    deletionsDue: 0,
     deadLetters: 0,
     pushPending: 0,
     pushPendingTasks: 0,
@@ -151,6 +180,11 @@ export async function readStatus(redis: RedisLike, keys: KeySpace, config: Confi
     report.running += s.running;
     report.expiredLeases += s.expired;
     report.deadLetters += s.deadLetters;
+    const tenancy = await readTenancy(redis, keys, shard, nowMs);
+    report.deferredRuns += tenancy.deferred;
+    report.deferredClients += tenancy.clients;
+    report.interruptedTasks += tenancy.interrupted;
+    report.deletionsDue += tenancy.deletionsDue;
     const push = await readPush(redis, keys, shard);
     report.pushPending += push.pending;
     report.pushPendingTasks += push.tasks;

@@ -63,7 +63,10 @@ export class KeySpace {
   dedup(shard: number, clientId: string, messageId: string): string {
     return `${this.shard(shard)}dedup:${clientId}:${messageId}`;
   }
-  /** HASH: a client record (name, profiles, limit, revoked, created). */
+  /**
+   * HASH: a client record (name, profiles, limit, revoked, created, keyhash; and, when set, its own maxbytes, maxint,
+   * maxrun and rps, which win over the configured defaults).
+   */
   client(shard: number, clientId: string): string {
     return `${this.shard(shard)}client:${clientId}`;
   }
@@ -75,6 +78,37 @@ export class KeySpace {
   clientActive(shard: number, clientId: string): string {
     return `${this.shard(shard)}client:${clientId}:active`;
   }
+  /** SET: a client's task ids in INPUT_REQUIRED or AUTH_REQUIRED (clients.maxInterruptedTasks counts these). */
+  clientInterrupted(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}:interrupted`;
+  }
+  /** SET: a client's task ids whose runs actors execute now, across the installation (maxRunningTasks counts these). */
+  clientRunning(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}:running`;
+  }
+  /** ZSET: a client's runs deferred at its running-run limit (task id → first deferral, ms), oldest queued first. */
+  clientDeferred(shard: number, clientId: string): string {
+    return `${this.shard(shard)}client:${clientId}:deferred`;
+  }
+  /** SET: the clients of a shard that have deferred runs (the retention pass looks at these). */
+  deferredClients(shard: number): string {
+    return `${this.shard(shard)}deferred`;
+  }
+  /**
+   * HASH: the stored bytes of a shard's clients and profiles, fields `client:<id>` and `profile:<name>`; each is the sum
+   * of its tasks' `bytes` and `jbytes` fields. A field at 0 is deleted.
+   */
+  bytes(shard: number): string {
+    return `${this.shard(shard)}bytes`;
+  }
+  /** ZSET: interrupted task ids scored by when their input timeout passes (ms); the retention pass fails them. */
+  inputDue(shard: number): string {
+    return `${this.shard(shard)}inputdue`;
+  }
+  /** ZSET: finished task ids scored by their next deletion step (ms): the journal's, then the task's. */
+  purge(shard: number): string {
+    return `${this.shard(shard)}purge`;
+  }
   /** SET: a profile's queued and running task ids in a shard (its quota counts these). */
   profileActive(shard: number, profile: string): string {
     return `${this.shard(shard)}profile:${profile}:active`;
@@ -83,7 +117,7 @@ export class KeySpace {
   live(shard: number): string {
     return `${this.shard(shard)}live`;
   }
-  /** STREAM with consumer group `actors`: queued runs (`run`, `task`). */
+  /** STREAM with consumer group `actors`: queued runs (`run`, `task`, `client`). */
   queue(shard: number): string {
     return `${this.shard(shard)}queue`;
   }

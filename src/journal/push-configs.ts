@@ -1,9 +1,11 @@
-// The gateway's side of push notification configs: create, get, list and delete a client's task configs.
-// It only stores them; workers alone deliver webhooks (see PushOutbox).
+// The gateway's side of push notification configs: create, get, list and delete a client's task configs, counting
+// their bytes against the client's and profile's storage budgets. It only stores them; workers alone deliver webhooks
+// (see PushOutbox).
 
 import type { TaskPushNotificationConfig } from "../protocol/index.ts";
 import { TaskNotFoundError } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
+import { refusalError } from "./refusals.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
 import { storeFailure } from "./task-journal.ts";
 
@@ -11,6 +13,16 @@ import { storeFailure } from "./task-journal.ts";
 export type StoredPushConfig = TaskPushNotificationConfig & { id: string; taskId: string };
 
 export class PushConfigLimitError extends Error {}
+
+/** The storage budgets a new config is checked against (0 or absent = none). */
+export interface StorageBudgets {
+  /** The client's budget when its record sets none (clients.maxStoredBytes). */
+  clientMaxStoredBytes?: number;
+  /** The profile's budget (quota.maxStoredBytes). */
+  profileMaxStoredBytes?: number;
+  /** Retry-After of a refusal (s). */
+  retryAfterSeconds?: number;
+}
 
 export class PushConfigs {
   constructor(
@@ -25,17 +37,39 @@ export class PushConfigs {
     return shard;
   }
 
-  /** Creates or replaces a config; throws TaskNotFoundError or PushConfigLimitError. */
-  async create(clientId: string, profile: string, config: StoredPushConfig, maxPerTask: number): Promise<void> {
+  /**
+   * Creates or replaces a config; throws TaskNotFoundError, PushConfigLimitError, or a CapacityError
+   * (CLIENT_STORAGE_LIMIT_EXCEEDED, PROFILE_STORAGE_LIMIT_EXCEEDED) when its bytes would pass a storage budget.
+   */
+  async create(
+    clientId: string,
+    profile: string,
+    config: StoredPushConfig,
+    maxPerTask: number,
+    budgets: StorageBudgets = {},
+  ): Promise<void> {
     const shard = this.keys.shardOf(clientId);
+    const k = this.keys;
     const reply = await runScript(
       this.redis,
       "pushConfig",
-      [this.keys.task(shard, config.taskId), this.keys.pushConfigs(shard, config.taskId)],
-      [clientId, profile, config.id, JSON.stringify(config), maxPerTask],
+      [k.task(shard, config.taskId), k.pushConfigs(shard, config.taskId), k.client(shard, clientId), k.bytes(shard)],
+      [
+        clientId,
+        profile,
+        config.id,
+        JSON.stringify(config),
+        maxPerTask,
+        budgets.clientMaxStoredBytes ?? 0,
+        budgets.profileMaxStoredBytes ?? 0,
+      ],
     ).catch(storeFailure);
     if (reply === -1) throw new TaskNotFoundError(config.taskId);
     if (reply === -2) throw new PushConfigLimitError(`a task may hold at most ${maxPerTask} push configs`);
+    if (reply === -3 || reply === -4) {
+      const context = { clientId, profile, retryAfterSeconds: budgets.retryAfterSeconds ?? 5 };
+      throw refusalError(reply === -3 ? "clientStorage" : "profileStorage", context);
+    }
   }
 
   async get(clientId: string, profile: string, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
@@ -52,9 +86,19 @@ export class PushConfigs {
       .map((id) => JSON.parse(all[id] as string) as StoredPushConfig);
   }
 
-  /** Deletes a config; deleting one that does not exist is not an error (the operation is idempotent). */
+  /**
+   * Deletes a config and gives its bytes back; deleting one that does not exist is not an error (the operation is
+   * idempotent). Throws TaskNotFoundError for a task that is not the client's in this profile.
+   */
   async delete(clientId: string, profile: string, taskId: string, id: string): Promise<void> {
-    const shard = await this.owned(clientId, profile, taskId);
-    await this.redis.hdel(this.keys.pushConfigs(shard, taskId), id).catch(storeFailure);
+    const shard = this.keys.shardOf(clientId);
+    const k = this.keys;
+    const reply = await runScript(
+      this.redis,
+      "pushConfigDelete",
+      [k.task(shard, taskId), k.pushConfigs(shard, taskId), k.bytes(shard)],
+      [clientId, profile, id],
+    ).catch(storeFailure);
+    if (reply === -1) throw new TaskNotFoundError(taskId);
   }
 }

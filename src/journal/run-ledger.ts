@@ -1,5 +1,6 @@
-// The workers' side of the journal: claim a queued run, renew its lease, write the task's transitions with the
-// fencing token, hand a run back, dead-letter it, record heartbeats. The gateway never calls these.
+// The workers' side of the journal: claim a queued run (or defer it at its client's running-run limit), renew its
+// lease, write the task's transitions with the fencing token, hand a run back, queue deferred runs again, dead-letter,
+// record heartbeats. The gateway never calls these.
 
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
@@ -21,7 +22,11 @@ export interface Claim {
   profile: string;
 }
 
-export type ClaimRefusal = "orphan" | "finished" | "stale" | "leased";
+/**
+ * Why a queue entry was not claimed. "deferred": its client runs as many runs as its limit allows; the entry is
+ * acknowledged and deleted, the run waits in the client's deferred set (no try counted) until `wakeDeferred` queues it.
+ */
+export type ClaimRefusal = "orphan" | "finished" | "stale" | "leased" | "deferred";
 
 const CLAIM_REFUSALS: Record<number, ClaimRefusal> = {
   [-1]: "orphan",
@@ -43,6 +48,13 @@ export interface TransitionInput {
   historyMessage?: Message | undefined;
   retentionSeconds: number;
   journalRetentionSeconds: number;
+  /** How long an interrupted task waits for the client's next message before it fails (default 86,400 s). */
+  inputTimeoutSeconds?: number | undefined;
+}
+
+export interface LedgerSettings {
+  /** A client's running-run limit when its record sets none (clients.maxRunningTasks; 0 or absent = none). */
+  maxRunningTasks?: number;
 }
 
 export type TransitionResult = { ok: true; rev: number } | { ok: false; reason: "missing" | "stale" | "illegal" };
@@ -53,9 +65,18 @@ export class RunLedger {
   constructor(
     private readonly redis: RedisLike,
     readonly keys: KeySpace,
+    private readonly settings: LedgerSettings = {},
   ) {}
 
-  /** Takes the lease of a queued (or lease-expired) run. */
+  private get maxRunningTasks(): number {
+    return this.settings.maxRunningTasks ?? 0;
+  }
+
+  /**
+   * Takes the lease of a queued (or lease-expired) run, or defers it when its client is at its running-run limit.
+   * `clientId` comes from the queue entry; without it (an entry written before entries named their client) it is read
+   * from the task.
+   */
   async claim(
     shard: number,
     taskId: string,
@@ -63,15 +84,27 @@ export class RunLedger {
     owner: string,
     leaseMs: number,
     maxAttempts: number,
+    clientId?: string,
   ): Promise<Claim | ClaimRefusal> {
+    const k = this.keys;
+    const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
     const reply = await runScript(
       this.redis,
       "claim",
-      [this.keys.run(shard, taskId), this.keys.task(shard, taskId)],
-      [owner, leaseMs, entryId, maxAttempts],
+      [
+        k.run(shard, taskId),
+        k.task(shard, taskId),
+        k.client(shard, client),
+        k.clientRunning(shard, client),
+        k.clientDeferred(shard, client),
+        k.deferredClients(shard),
+        k.queue(shard),
+      ],
+      [owner, leaseMs, entryId, maxAttempts, client, this.maxRunningTasks, QUEUE_GROUP],
     );
+    if (reply === 0) return "deferred";
     if (typeof reply === "number") return CLAIM_REFUSALS[reply] ?? "orphan";
-    const [fence, tries, exhausted, cancel, state, clientId, profile] = reply as [
+    const [fence, tries, exhausted, cancel, state, taskClient, profile] = reply as [
       number,
       number,
       number,
@@ -89,7 +122,7 @@ export class RunLedger {
       exhausted: exhausted === 1,
       cancelRequested: cancel === 1,
       state,
-      clientId,
+      clientId: taskClient,
       profile,
     };
   }
@@ -123,6 +156,11 @@ export class RunLedger {
         k.pushConfigs(s, claim.taskId),
         k.pushQueue(s, claim.taskId),
         k.pushReady(s),
+        k.clientRunning(s, claim.clientId),
+        k.clientInterrupted(s, claim.clientId),
+        k.inputDue(s),
+        k.purge(s),
+        k.bytes(s),
       ],
       [
         claim.fence,
@@ -136,6 +174,7 @@ export class RunLedger {
         input.retentionSeconds,
         input.journalRetentionSeconds,
         k.eventsChannel(),
+        input.inputTimeoutSeconds ?? 86_400,
       ],
     );
     const code = Number(reply);
@@ -145,13 +184,69 @@ export class RunLedger {
 
   /** Hands a running run back to the queue without counting the try; false when the token is stale. */
   async release(claim: Claim): Promise<boolean> {
+    const k = this.keys;
     const reply = await runScript(
       this.redis,
       "release",
-      [this.keys.run(claim.shard, claim.taskId), this.keys.queue(claim.shard)],
+      [k.run(claim.shard, claim.taskId), k.queue(claim.shard), k.clientRunning(claim.shard, claim.clientId)],
       [claim.fence, QUEUE_GROUP, claim.entryId],
     );
     return reply !== -1;
+  }
+
+  /**
+   * Queues a client's deferred runs again, oldest first, while the client has a free running slot: at most `most`
+   * (default: as many as its slots free now; unlimited clients get all). Returns how many were queued. Called after a
+   * run of the client ends (with the oldest deferred run when `ack` read it already), and by the retention pass for
+   * every client with deferred runs.
+   */
+  async wakeDeferred(shard: number, clientId: string, most?: number, oldestKnown?: string): Promise<number> {
+    const k = this.keys;
+    const deferred = k.clientDeferred(shard, clientId);
+    let budget = most ?? (await this.freeRunningSlots(shard, clientId));
+    let woken = 0;
+    let known = oldestKnown;
+    // Each round removes a member or stops, so the rounds are bounded by the set's size plus `most`.
+    for (let rounds = 0; budget > 0 && rounds < 1000; rounds++) {
+      const oldest = known ?? (await this.redis.zrange(deferred, 0, 0))[0];
+      known = undefined;
+      if (oldest === undefined) break;
+      const reply = await runScript(
+        this.redis,
+        "promote",
+        [
+          k.client(shard, clientId),
+          k.clientRunning(shard, clientId),
+          deferred,
+          k.deferredClients(shard),
+          k.queue(shard),
+          k.run(shard, oldest),
+          k.task(shard, oldest),
+        ],
+        [oldest, clientId, this.maxRunningTasks],
+      );
+      if (reply === -2) break;
+      if (typeof reply === "string") {
+        woken += 1;
+        budget -= 1;
+      }
+    }
+    return woken;
+  }
+
+  /** Running slots a client has free now (its record's maxrun, else the default; a large number when unlimited). */
+  private async freeRunningSlots(shard: number, clientId: string): Promise<number> {
+    const [own, running] = await Promise.all([
+      this.redis.hget(this.keys.client(shard, clientId), "maxrun"),
+      this.redis.scard(this.keys.clientRunning(shard, clientId)),
+    ]);
+    const limit = own === null ? this.maxRunningTasks : Number(own);
+    return limit === 0 ? Number.MAX_SAFE_INTEGER : Math.max(0, limit - running);
+  }
+
+  /** Up to `count` clients of a shard that have deferred runs. */
+  async clientsWithDeferredRuns(shard: number, count: number): Promise<string[]> {
+    return ((await this.redis.srandmember(this.keys.deferredClients(shard), count)) as string[] | null) ?? [];
   }
 
   /** Moves a queue entry to the dead-letter stream with its reason. */
@@ -164,10 +259,16 @@ export class RunLedger {
     );
   }
 
-  /** Acknowledges and deletes a finished queue entry, so the stream does not grow. */
-  async ack(shard: number, entryId: string): Promise<void> {
+  /**
+   * Acknowledges and deletes a finished queue entry, so the stream does not grow. With `clientId`, also reads in the
+   * same round trip that client's oldest deferred run (undefined when it has none), for `wakeDeferred`.
+   */
+  async ack(shard: number, entryId: string, clientId?: string): Promise<string | undefined> {
     const queue = this.keys.queue(shard);
-    await this.redis.multi().xack(queue, QUEUE_GROUP, entryId).xdel(queue, entryId).exec();
+    const transaction = this.redis.multi().xack(queue, QUEUE_GROUP, entryId).xdel(queue, entryId);
+    if (clientId !== undefined) transaction.zrange(this.keys.clientDeferred(shard, clientId), 0, 0);
+    const replies = await transaction.exec();
+    return clientId === undefined ? undefined : (replies?.[2]?.[1] as string[] | undefined)?.[0];
   }
 
   /** Records a liveness beat in a shard, in Redis time; the record lives `ttlSeconds`. */

@@ -1,5 +1,6 @@
-// The only code that runs Lua: reads each script file once, registers it with ioredis (EVALSHA, falling back to
-// EVAL on NOSCRIPT, also inside pipelines), and exposes one typed function per script.
+// The only code that runs Lua: reads each script file once (with its `-- @include "<name>"` lines replaced by the
+// snippets in lua/include/), registers it with ioredis (EVALSHA, falling back to EVAL on NOSCRIPT, also inside
+// pipelines), and exposes one typed function per script.
 import { readFileSync } from "node:fs";
 import type { Cluster, Redis } from "ioredis";
 
@@ -7,23 +8,39 @@ import type { Cluster, Redis } from "ioredis";
 export type RedisLike = Redis | Cluster;
 
 const SCRIPT_FILES = {
-  accept: "accept-11.lua",
-  resume: "resume-13.lua",
-  transition: "transition-9.lua",
-  claim: "claim-2.lua",
+  accept: "accept-13.lua",
+  resume: "resume-16.lua",
+  transition: "transition-14.lua",
+  claim: "claim-7.lua",
+  promote: "promote-7.lua",
   renew: "renew-2.lua",
-  release: "release-2.lua",
+  release: "release-3.lua",
   deadLetter: "deadLetter-2.lua",
-  cancel: "cancel-9.lua",
+  cancel: "cancel-16.lua",
+  purge: "purge-9.lua",
+  expireInput: "expireInput-11.lua",
   snapshot: "snapshot-2.lua",
   heartbeat: "heartbeat-1.lua",
   lease: "lease-1.lua",
   streamLease: "streamLease-2.lua",
   pushClaim: "pushClaim-1.lua",
   pushSettle: "pushSettle-4.lua",
-  pushConfig: "pushConfig-2.lua",
+  pushConfig: "pushConfig-4.lua",
+  pushConfigDelete: "pushConfigDelete-3.lua",
   rateLimit: "rateLimit-1.lua",
 } as const;
+
+/** A line `-- @include "<name>"` is replaced by the file lua/include/<name>.lua (functions shared by scripts). */
+const INCLUDE = /^-- @include "([\w-]+)"$/gm;
+
+function readLua(path: string): string {
+  return readFileSync(new URL(`./lua/${path}`, import.meta.url), "utf8");
+}
+
+/** A script's source with its includes expanded (an included file may not include others). */
+export function expandIncludes(lua: string): string {
+  return lua.replace(INCLUDE, (_, name: string) => readLua(`include/${name}.lua`).trimEnd());
+}
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
 
@@ -38,7 +55,7 @@ function script(name: ScriptName): LoadedScript {
   let found = loaded.get(name);
   if (!found) {
     const file = SCRIPT_FILES[name];
-    const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8");
+    const lua = expandIncludes(readLua(file));
     const numberOfKeys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
     found = { lua, numberOfKeys };
     loaded.set(name, found);
@@ -82,7 +99,7 @@ export async function runScript(
   return await call.call(redis, ...keys, ...args);
 }
 
-/** The Lua source of a script, for tools that run it outside ioredis (the redis-benchmark ceiling). */
+/** The Lua source of a script as Redis runs it, for tools that run it outside ioredis (the redis-benchmark ceiling). */
 export function scriptSource(name: ScriptName): string {
   return script(name).lua;
 }

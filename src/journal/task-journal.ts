@@ -11,19 +11,16 @@ import type {
   TaskStatus,
 } from "../protocol/index.ts";
 import {
-  CapacityError,
   InvalidParamsError,
   MessageIdReusedError,
-  REFUSAL_REASONS,
   StoreUnavailableError,
   TaskNotCancelableError,
   TaskNotFoundError,
-  UnauthenticatedError,
   UnsupportedOperationError,
-  WorkerUnavailableError,
 } from "../protocol/index.ts";
 import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
+import { ACCEPT_REFUSALS, RESUME_REFUSALS, type Refusal, refusalError } from "./refusals.ts";
 import { type RedisLike, runScript, type ScriptReply } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
@@ -36,6 +33,18 @@ export interface JournalSettings {
   retryAfterSeconds: number;
   /** Push notification configs one task may hold (default 10). */
   maxPushConfigsPerTask?: number;
+  /** The per-client limits that apply when a client record sets none (the `clients` section; absent = none). */
+  clients?: Partial<ClientDefaults>;
+}
+
+/** The configured per-client limits (`clients.*`); a client record's own value wins. 0 = none. */
+export interface ClientDefaults {
+  /** Bytes a client's tasks may hold in Redis (clients.maxStoredBytes). */
+  maxStoredBytes: number;
+  /** Tasks a client may have in INPUT_REQUIRED or AUTH_REQUIRED (clients.maxInterruptedTasks). */
+  maxInterruptedTasks: number;
+  /** Runs of a client that actors execute at once (clients.maxRunningTasks). */
+  maxRunningTasks: number;
 }
 
 export interface AcceptInput {
@@ -43,6 +52,8 @@ export interface AcceptInput {
   profile: string;
   /** The profile's limit of queued + running tasks (0 = none). */
   profileQuota: number;
+  /** Bytes the profile's tasks may hold in the client's shard (quota.maxStoredBytes; 0 or absent = none). */
+  profileMaxStoredBytes?: number | undefined;
   /** The client's message as sent; the stored copy gets the task id and context id. */
   message: Message;
   metadata?: Record<string, unknown> | undefined;
@@ -130,30 +141,9 @@ export class TaskJournal {
     private readonly settings: JournalSettings,
   ) {}
 
-  private refusal(code: number, clientId: string, profile: string): never {
-    const retry = this.settings.retryAfterSeconds;
-    switch (code) {
-      case -1:
-        throw new WorkerUnavailableError(retry);
-      case -2:
-        throw new CapacityError(
-          REFUSAL_REASONS.clientTaskLimit,
-          "This client has as many queued and running tasks as its limit allows",
-          retry,
-          { clientId },
-        );
-      case -3:
-        throw new CapacityError(
-          REFUSAL_REASONS.profileQuota,
-          `Profile ${profile} has as many queued and running tasks as its quota allows`,
-          retry,
-          { profile },
-        );
-      case -5:
-        throw new UnauthenticatedError("This client is unknown or revoked");
-      default:
-        throw new Error(`unexpected script reply ${code}`);
-    }
+  private refuse(refusal: Refusal | undefined, code: number, clientId: string, profile: string): never {
+    if (refusal === undefined) throw new Error(`unexpected script reply ${code}`);
+    throw refusalError(refusal, { clientId, profile, retryAfterSeconds: this.settings.retryAfterSeconds });
   }
 
   /** The keys accept and resume share, in their KEYS order (see accept-11.lua and resume-13.lua). */
@@ -174,6 +164,10 @@ export class TaskJournal {
     ];
   }
 
+  private get clientDefaults(): ClientDefaults {
+    return { maxStoredBytes: 0, maxInterruptedTasks: 0, maxRunningTasks: 0, ...this.settings.clients };
+  }
+
   /** Accepts a new task in one atomic step, or refuses with nothing stored. */
   async accept(input: AcceptInput): Promise<Accepted> {
     const { clientId, profile, message, pushConfig: push } = input;
@@ -191,7 +185,11 @@ export class TaskJournal {
       reply = await runScript(
         this.redis,
         "accept",
-        this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
+        [
+          ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
+          this.keys.clientInterrupted(shard, clientId),
+          this.keys.bytes(shard),
+        ],
         [
           this.settings.livenessSeconds,
           input.profileQuota,
@@ -209,6 +207,9 @@ export class TaskJournal {
           input.metadata ? JSON.stringify(input.metadata) : "",
           push ? push.id || taskId : "",
           push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
+          this.clientDefaults.maxStoredBytes,
+          input.profileMaxStoredBytes ?? 0,
+          this.clientDefaults.maxInterruptedTasks,
         ],
       );
     } catch (error) {
@@ -216,7 +217,7 @@ export class TaskJournal {
     }
     if (typeof reply === "number") {
       if (reply === -4) throw new MessageIdReusedError(message.messageId);
-      this.refusal(reply, clientId, profile);
+      this.refuse(ACCEPT_REFUSALS[reply], reply, clientId, profile);
     }
     const [flag, id] = reply as [number, string];
     if (flag !== 1) return { created: false, taskId: id };
@@ -260,6 +261,9 @@ export class TaskJournal {
           ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
           k.pushQueue(shard, taskId),
           k.pushReady(shard),
+          k.clientInterrupted(shard, clientId),
+          k.inputDue(shard),
+          k.bytes(shard),
         ],
         [
           this.settings.livenessSeconds,
@@ -277,6 +281,8 @@ export class TaskJournal {
           push ? push.id || taskId : "",
           push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
           this.settings.maxPushConfigsPerTask ?? 10,
+          this.clientDefaults.maxStoredBytes,
+          input.profileMaxStoredBytes ?? 0,
         ],
       );
     } catch (error) {
@@ -303,7 +309,7 @@ export class TaskJournal {
             "PUSH_CONFIG_LIMIT_EXCEEDED",
           );
         default:
-          this.refusal(reply, clientId, profile);
+          this.refuse(RESUME_REFUSALS[reply], reply, clientId, profile);
       }
     }
     const [flag, id] = reply as [number, string];
@@ -331,8 +337,9 @@ export class TaskJournal {
   }
 
   /**
-   * Cancels a client's task: at once when queued or interrupted; a running task's actor is asked and ends it.
-   * Returns whether the task is canceled now (false: the actor was asked and has not answered yet).
+   * Cancels a client's task: at once when queued, deferred or interrupted; a running task's actor is asked and ends
+   * it. Returns whether the task is canceled now (false: the actor was asked and has not answered yet). A task
+   * canceled now is deleted after `retentionSeconds` (its journal after `journalRetentionSeconds`).
    */
   async cancel(
     clientId: string,
@@ -364,6 +371,13 @@ export class TaskJournal {
           k.pushConfigs(shard, taskId),
           k.pushQueue(shard, taskId),
           k.pushReady(shard),
+          k.clientRunning(shard, clientId),
+          k.clientInterrupted(shard, clientId),
+          k.inputDue(shard),
+          k.purge(shard),
+          k.bytes(shard),
+          k.clientDeferred(shard, clientId),
+          k.deferredClients(shard),
         ],
         [
           clientId,

@@ -73,6 +73,8 @@ beforeAll(async () => {
       A2A_CLIENTS_MAX_WAITING_REQUESTS: "100000",
       A2A_SERVER_MAX_STREAMS_PER_INSTALLATION: String(STREAM_LIMIT),
       A2A_WORKER_CONCURRENCY: "12",
+      // One client is the whole load here: its runs may take every worker slot (blocking waits have a deadline).
+      A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
     },
   });
   [g1, g2] = await Promise.all([inst.gateway(), inst.gateway(), inst.work("bun", 3)]);

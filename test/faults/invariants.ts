@@ -1,5 +1,6 @@
 // The one invariant checker every fault scenario ends with: it reads an installation's keys straight from Redis and
-// lists each broken promise (orphan keys, stuck or unfinished tasks, leftover capacity leases, undelivered pushes).
+// lists each broken promise (orphan keys, stuck or unfinished tasks, leftover capacity leases, undelivered pushes, and
+// per-client bookkeeping that drifted from the tasks it counts).
 import type { Redis } from "ioredis";
 import { INTERRUPTED_STATES, TERMINAL_STATES } from "../../src/protocol/index.ts";
 import { keysUnder } from "../support/redis.ts";
@@ -69,6 +70,8 @@ export async function checkInvariants(
       if (SETTLED.has(state ?? "")) continue;
       if (options.requireSettled) violations.push(`task ${taskId} is ${state}, neither terminal nor interrupted`);
       const [runState, lease, entry] = await redis.hmget(runKey, "state", "lease", "entry");
+      // A deferred run has neither on purpose: it waits in its client's deferred set (checked by tenancyViolations).
+      if (runState === "deferred") continue;
       const leaseMs = Number(lease ?? 0);
       const queued = entry ? (await entriesOf(`${stem}queue`)).has(entry) : false;
       if (!queued && leaseMs <= now) {
@@ -89,7 +92,89 @@ export async function checkInvariants(
       }
     }
   }
+  violations.push(...(await tenancyViolations(redis, prefix)));
   return { keys: keys.length, tasks, byState, violations };
+}
+
+/**
+ * Read in one atomic step (a script over KEYS, for tests only), so that work in progress cannot make a false alarm:
+ * each shard's stored-bytes counters equal the sums of their tasks' `bytes` and `jbytes`; each client's interrupted
+ * set holds exactly its INPUT_REQUIRED and AUTH_REQUIRED tasks, each with an input timeout scheduled; a running set
+ * holds only running runs; a run is deferred exactly when it is in its client's deferred set.
+ */
+const TENANCY_SCRIPT = `
+local violations = {}
+local function add(text) violations[#violations + 1] = text end
+local sums, interrupted, stems = {}, {}, {}
+local function bucket(t, k) if not t[k] then t[k] = {} end return t[k] end
+local keys = redis.call('KEYS', ARGV[1] .. '*')
+for _, key in ipairs(keys) do
+  local stem = string.match(key, '^(.*{%d+}:)')
+  if stem then stems[stem] = true end
+  local id = stem and string.match(key, '^.*{%d+}:task:([^:]+)$')
+  if id then
+    local t = redis.call('HMGET', key, 'cli', 'prof', 'state', 'bytes', 'jbytes')
+    local n = tonumber(t[4] or 0) + tonumber(t[5] or 0)
+    local s = bucket(sums, stem)
+    s['client:' .. (t[1] or '?')] = (s['client:' .. (t[1] or '?')] or 0) + n
+    s['profile:' .. (t[2] or '?')] = (s['profile:' .. (t[2] or '?')] or 0) + n
+    if t[3] == 'TASK_STATE_INPUT_REQUIRED' or t[3] == 'TASK_STATE_AUTH_REQUIRED' then
+      bucket(bucket(interrupted, stem), t[1])[id] = true
+      if not redis.call('ZSCORE', stem .. 'inputdue', id) then add('interrupted task ' .. id .. ' has no input timeout') end
+    end
+    local run = redis.call('HMGET', stem .. 'run:' .. id, 'state', 'client')
+    if run[1] == 'deferred' and not redis.call('ZSCORE', stem .. 'client:' .. run[2] .. ':deferred', id) then
+      add('deferred run of ' .. id .. ' is in no deferred set')
+    end
+  end
+end
+for stem in pairs(stems) do
+  local s = sums[stem] or {}
+  local stored = redis.call('HGETALL', stem .. 'bytes')
+  local seen = {}
+  for i = 1, #stored, 2 do
+    seen[stored[i]] = true
+    if tonumber(stored[i + 1]) ~= (s[stored[i]] or 0) then
+      add(stem .. 'bytes ' .. stored[i] .. ' is ' .. stored[i + 1] .. ' but its tasks hold ' .. (s[stored[i]] or 0))
+    end
+  end
+  for name, n in pairs(s) do
+    if not seen[name] and n ~= 0 then add(stem .. 'bytes has no ' .. name .. ' but its tasks hold ' .. n) end
+  end
+end
+for _, key in ipairs(keys) do
+  local stem, client, kind = string.match(key, '^(.*{%d+}:)client:([^:]+):(%a+)$')
+  if kind == 'interrupted' then
+    local want = (interrupted[stem] or {})[client] or {}
+    for _, id in ipairs(redis.call('SMEMBERS', key)) do
+      if not want[id] then add(key .. ' holds ' .. id .. ', which is not interrupted') end
+      want[id] = nil
+    end
+    for id in pairs(want) do add(key .. ' lacks interrupted task ' .. id) end
+    if interrupted[stem] then interrupted[stem][client] = nil end
+  elseif kind == 'running' then
+    for _, id in ipairs(redis.call('SMEMBERS', key)) do
+      local state = redis.call('HGET', stem .. 'run:' .. id, 'state')
+      if state ~= 'running' then add(key .. ' holds ' .. id .. ', whose run is ' .. tostring(state)) end
+    end
+  elseif kind == 'deferred' then
+    for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+      local state = redis.call('HGET', stem .. 'run:' .. id, 'state')
+      if state ~= 'deferred' then add(key .. ' holds ' .. id .. ', whose run is ' .. tostring(state)) end
+    end
+  end
+end
+for stem, clients in pairs(interrupted) do
+  for client, ids in pairs(clients) do
+    for id in pairs(ids) do add('interrupted task ' .. id .. ' is missing from the set of client ' .. client) end
+  end
+end
+return violations
+`;
+
+/** The bookkeeping violations under `prefix` (see TENANCY_SCRIPT); empty when every count matches its tasks. */
+export async function tenancyViolations(redis: Redis, prefix: string): Promise<string[]> {
+  return (await redis.eval(TENANCY_SCRIPT, 0, prefix)) as string[];
 }
 
 /** Live (unexpired) capacity leases under `prefix`: waiting requests and SSE streams, every gateway's. */

@@ -32,6 +32,8 @@ beforeAll(async () => {
       A2A_SERVER_MAX_WAITING_REQUESTS: "32",
       A2A_CLIENTS_MAX_WAITING_REQUESTS: "1000",
       A2A_SERVER_STORE_TIMEOUT_SECONDS: String(STORE_TIMEOUT_SECONDS),
+      // One client is the whole load here: its runs may take every worker slot, so that requests keep arriving.
+      A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
     },
   });
   [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);

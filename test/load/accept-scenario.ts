@@ -59,7 +59,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
     },
     ...comparison.peerRows,
     {
-      system: "ceiling: redis-benchmark EVALSHA accept-11.lua",
+      system: "ceiling: redis-benchmark EVALSHA accept-13.lua",
       role: "ceiling",
       summary: ceiling.summary,
       unit: "accepts/s",

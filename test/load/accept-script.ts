@@ -1,4 +1,4 @@
-// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-11.lua (fresh task and dedup keys per
+// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-13.lua (fresh task and dedup keys per
 // call via __rand_int__, a live beat and a client record seeded), and TaskJournal.accept in-process without HTTP.
 // Standalone: `bun test/load/accept-script.ts [--quick]` against a redis-server of its own.
 import { spawnSync } from "node:child_process";
@@ -44,7 +44,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
     const args = [
       "EVALSHA",
       sha,
-      "11",
+      "13",
       keys.live(0),
       keys.client(0, clientId),
       keys.clientActive(0, clientId),
@@ -56,6 +56,8 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       keys.clientTasks(0, clientId),
       keys.queue(0),
       keys.pushConfigs(0, id),
+      keys.clientInterrupted(0, clientId),
+      keys.bytes(0),
       "3600",
       "0",
       "hash",
@@ -72,6 +74,9 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       "",
       "",
       "",
+      "0",
+      "0",
+      "0",
     ];
     const { hostname, port } = new URL(url);
     const options = ["-h", hostname, "-p", port, "-c", String(clients), "-n", String(requests), "-r", "100000000000"];
@@ -88,7 +93,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       p999: Number.NaN,
       max: row.max,
     };
-    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-11.lua sha> 11 <keys…> <args…>"].join(" ");
+    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-13.lua sha> 13 <keys…> <args…>"].join(" ");
     return { summary, command: shown, created };
   } finally {
     admin.disconnect();

@@ -61,6 +61,10 @@ export class Installation {
       A2A_REDIS_KEY_PREFIX: this.prefix,
       A2A_SERVER_HOST: "127.0.0.1",
       A2A_LOG_LEVEL: "warn",
+      // One client is the whole load of every scenario: the per-client bounds would measure that client, not the
+      // installation (its running runs capped, its stored bytes refused past 256 MiB).
+      A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
+      A2A_CLIENTS_MAX_STORED_BYTES: "0",
       ...options.env,
     };
   }

@@ -43,7 +43,11 @@ export async function createTaskPushNotificationConfig(
   const stored: StoredPushConfig = { ...checked, id: checked.id ?? taskId, taskId };
   const max = call.context.config.push.maxConfigsPerTask;
   try {
-    await configs.create(client.id, call.profile.profile.name, stored, max);
+    await configs.create(client.id, call.profile.profile.name, stored, max, {
+      clientMaxStoredBytes: call.context.config.clients.maxStoredBytes,
+      profileMaxStoredBytes: call.profile.profile.quota.maxStoredBytes,
+      retryAfterSeconds: call.context.config.worker.heartbeatSeconds,
+    });
   } catch (error) {
     if (!(error instanceof PushConfigLimitError)) throw error;
     throw new InvalidParamsError(

@@ -101,6 +101,7 @@ export function messageInput(call: OperationCall<SendMethod>): { input: AcceptIn
     clientId: client.id,
     profile: profile.name,
     profileQuota: profile.quota.maxActiveTasks,
+    profileMaxStoredBytes: profile.quota.maxStoredBytes,
     message,
     metadata: params.metadata,
     pushConfig,

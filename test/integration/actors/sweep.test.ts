@@ -1,5 +1,6 @@
-// A sweep-only installation (no consumer; `sweep --once` from a loop) accepts and completes tasks; retention removes
-// a terminal task, its run, journal and dedup record after the profile's retention, and the sweep cleans the index.
+// A sweep-only installation (no consumer; `sweep --once` from a loop) accepts and completes tasks; its retention pass
+// deletes a terminal task's journal and then the task, its run and index entry after the profile's retentions, giving
+// the task's stored bytes back; the dedup record expires by its TTL.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { WorkerUnavailableError } from "../../../src/protocol/index.ts";
 import { userMessage } from "../../support/journal.ts";
@@ -56,7 +57,7 @@ test("a sweep-only installation accepts and completes tasks", async () => {
   expect(await inst.f.redis.xlen(inst.f.keys.queue(0))).toBe(0);
 }, 40_000);
 
-test("retention: a terminal task, its run, journal and dedup record expire; the sweep removes the index entry", async () => {
+test("retention: the sweep deletes the journal, then the task, run and index entry; the bytes are given back", async () => {
   const inst = await installation(server, {
     profiles: [{ ...ECHO_PROFILE, retentionSeconds: 2, journalRetentionSeconds: 1 }],
     journal: { dedupSeconds: 2 },
@@ -74,18 +75,32 @@ test("retention: a terminal task, its run, journal and dedup record expire; the 
   expect((await task(inst, taskId))?.state).toBe("TASK_STATE_COMPLETED");
 
   const { keys, redis } = inst.f;
-  const stored = [
-    keys.task(0, taskId),
-    keys.run(0, taskId),
-    keys.journal(0, taskId),
-    keys.dedup(0, inst.clientId, message.messageId),
-  ];
+  const taskKey = keys.task(0, taskId);
+  const dedup = keys.dedup(0, inst.clientId, message.messageId);
   const index = keys.clientTasks(0, inst.clientId);
-  expect(await Promise.all(stored.map((key) => redis.exists(key)))).toEqual([1, 1, 1, 1]);
+  const counter = `client:${inst.clientId}`;
+  expect(await redis.exists(taskKey, keys.run(0, taskId), keys.journal(0, taskId), dedup)).toBe(4);
   expect(await redis.zscore(index, taskId)).not.toBeNull();
+  const [bytes, journalBytes, purgeAt] = (await redis.hmget(taskKey, "bytes", "jbytes", "purge")).map(Number);
+  const journalAt = Number(await redis.zscore(keys.purge(0), taskId));
+  expect(Number(await redis.hget(keys.bytes(0), counter))).toBe((bytes ?? 0) + (journalBytes ?? 0));
+  const redisNow = async () => {
+    const [seconds, micros] = await redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
 
-  await waitFor(async () => (await redis.exists(...stored)) === 0, 5000, "the task's keys to expire");
-  expect(await redis.zscore(index, taskId)).not.toBeNull(); // an index has no TTL per member: the sweep cleans it
+  // The signal the retention pass reads is Redis's clock against the due time; a tick before it deletes nothing.
+  await waitFor(async () => (await redisNow()) >= (journalAt ?? 0), 5000, "the journal's deletion to come due");
   expect((await runCli(inst, ["sweep", "--once"])).code).toBe(0);
+  expect(await redis.exists(keys.journal(0, taskId))).toBe(0);
+  expect(await redis.exists(taskKey)).toBe(1);
+  expect(Number(await redis.hget(keys.bytes(0), counter))).toBe(bytes ?? -1);
+
+  await waitFor(async () => (await redisNow()) >= (purgeAt ?? 0), 5000, "the task's deletion to come due");
+  expect((await runCli(inst, ["sweep", "--once"])).code).toBe(0);
+  expect(await redis.exists(taskKey, keys.run(0, taskId))).toBe(0);
   expect(await redis.zscore(index, taskId)).toBeNull();
+  expect(await redis.hget(keys.bytes(0), counter)).toBeNull();
+  expect(await redis.zscore(keys.purge(0), taskId)).toBeNull();
+  await waitFor(async () => (await redis.exists(dedup)) === 0, 5000, "the dedup record to expire");
 }, 30_000);

@@ -61,6 +61,65 @@ test("clients add prints the key once; list never shows keys; limit and revoke c
   expect(await registry.authenticate(apiKey)).toBeUndefined();
 });
 
+test("clients add, limit and list carry the per-client limits; `default` returns one to the setting", async () => {
+  const added = cli(
+    "clients",
+    "add",
+    "--name",
+    "tenant",
+    "--max-stored-bytes",
+    "64MiB",
+    "--max-running-tasks",
+    "2",
+    "--json",
+  );
+  expect(added.status).toBe(0);
+  const { id } = JSON.parse(added.stdout) as { id: string };
+  expect(await registry.get(id)).toMatchObject({ maxStoredBytes: 64 * 1024 * 1024, maxRunningTasks: 2 });
+  expect((await registry.get(id))?.maxInterruptedTasks).toBeUndefined();
+
+  const limited = cli(
+    "clients",
+    "limit",
+    id,
+    "--max-interrupted-tasks",
+    "0",
+    "--requests-per-second",
+    "20",
+    "--max-running-tasks",
+    "default",
+  );
+  expect(limited.status).toBe(0);
+  expect(limited.stdout).toContain("maxInterruptedTasks none");
+  const record = await registry.get(id);
+  expect(record).toMatchObject({ maxStoredBytes: 64 * 1024 * 1024, maxInterruptedTasks: 0, requestsPerSecond: 20 });
+  expect(record?.maxRunningTasks).toBeUndefined();
+  expect(await redis.hget(new KeySpace(env.A2A_REDIS_KEY_PREFIX ?? "", 1).client(0, id), "maxrun")).toBeNull();
+
+  const listed = JSON.parse(cli("clients", "list", "--json").stdout) as Record<string, unknown>[];
+  expect(listed.find((r) => r.id === id)).toMatchObject({
+    maxStoredBytes: 67_108_864,
+    maxInterruptedTasks: 0,
+    maxRunningTasks: null,
+    requestsPerSecond: 20,
+  });
+  const line =
+    cli("clients", "list")
+      .stdout.split("\n")
+      .find((l) => l.startsWith(id)) ?? "";
+  expect(line.split("\t").slice(3, 8)).toEqual(["none", "67108864", "none", "default", "20"]);
+
+  for (const bad of [
+    ["clients", "limit", id],
+    ["clients", "limit", id, "--max-stored-bytes", "lots"],
+    ["clients", "add", "--name", "x", "--max-running-tasks", "-2"],
+  ]) {
+    const run = cli(...bad);
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).not.toBe("");
+  }
+});
+
 test("an unknown id or profile is a clear error with a non-zero exit code", () => {
   for (const args of [
     ["clients", "revoke", "no-such-id"],

@@ -7,9 +7,9 @@ import {
   UnauthenticatedError,
   WorkerUnavailableError,
 } from "../../../src/protocol/index.ts";
-import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
+import { journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
-import { acceptTask, dumpUnder, liveClient, PROFILE, redisSeconds } from "./helpers.ts";
+import { acceptTask, dumpUnder, expectRefusalWritesNothing, liveClient, PROFILE, redisSeconds } from "./helpers.ts";
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -18,26 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
-
-/** Runs `refused` and checks that it throws `errorClass` and that no key or value under the prefix changed. */
-async function expectRefusalWritesNothing(
-  f: JournalFixture,
-  refused: () => Promise<unknown>,
-  check: (error: unknown) => void,
-): Promise<void> {
-  const keysBefore = await keysUnder(f.redis, f.prefix);
-  const before = await dumpUnder(f.redis, f.prefix);
-  let caught: unknown;
-  try {
-    await refused();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeDefined();
-  check(caught);
-  expect(await keysUnder(f.redis, f.prefix)).toEqual(keysBefore);
-  expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
-}
 
 describe("accept", () => {
   test("creates the task at revision 1 with its run, journal entry, dedup record, indexes and queue entry", async () => {
@@ -69,7 +49,7 @@ describe("accept", () => {
       tries: "0",
     });
     const queue = await f.redis.xrange(k.queue(0), "-", "+");
-    expect(queue).toEqual([[String(run.entry), ["run", String(task.run), "task", taskId]]]);
+    expect(queue).toEqual([[String(run.entry), ["run", String(task.run), "task", taskId, "client", clientId]]]);
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);
     expect(journal[0]?.[1].slice(0, 2)).toEqual(["rev", "1"]);

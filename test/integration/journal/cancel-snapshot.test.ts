@@ -46,6 +46,13 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.pushConfigs(0, task.taskId),
       k.pushQueue(0, task.taskId),
       k.pushReady(0),
+      k.clientRunning(0, asClient),
+      k.clientInterrupted(0, asClient),
+      k.inputDue(0),
+      k.purge(0),
+      k.bytes(0),
+      k.clientDeferred(0, asClient),
+      k.deferredClients(0),
     ],
     [
       asClient,
@@ -72,7 +79,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe("cancel", () => {
-  test("{1}: a queued task is canceled at once: state, journal, released slots, retention, event", async () => {
+  test("{1}: a queued task is canceled at once: state, journal, released slots, deletion scheduled, event", async () => {
     const task = await acceptTask(f, clientId);
     const events = listen(f.keys.eventsChannel());
     await events.ready;
@@ -83,19 +90,27 @@ describe("cancel", () => {
     expect(await f.redis.hget(f.keys.run(0, task.taskId), "state")).toBe("done");
     expect(await f.redis.sismember(f.keys.clientActive(0, clientId), task.taskId)).toBe(0);
     expect(await f.redis.sismember(f.keys.profileActive(0, PROFILE), task.taskId)).toBe(0);
-    expect(await f.redis.ttl(f.keys.task(0, task.taskId))).toBeGreaterThan(3500);
-    expect(await f.redis.ttl(f.keys.run(0, task.taskId))).toBeGreaterThan(3500);
-    expect(await f.redis.ttl(f.keys.journal(0, task.taskId))).toBeGreaterThan(500);
+    // no TTL: the task is deleted by the retention pass, its journal first (journal retention 600 s, task 3600 s)
+    for (const key of [f.keys.task(0, task.taskId), f.keys.run(0, task.taskId), f.keys.journal(0, task.taskId)]) {
+      expect(await f.redis.ttl(key)).toBe(-1);
+    }
+    const purgeAt = Number(await f.redis.hget(f.keys.task(0, task.taskId), "purge"));
+    const journalAt = Number(await f.redis.zscore(f.keys.purge(0), task.taskId));
+    expect(purgeAt - journalAt).toBe((3600 - 600) * 1000);
     await until(() => events.messages.length > 0);
     expect(events.messages).toEqual([`${task.taskId} TASK_STATE_CANCELED`]);
     events.close();
   });
 
-  test("{1}: an interrupted task is canceled at once through TaskJournal", async () => {
+  test("{1}: an interrupted task is canceled at once through TaskJournal; it is no longer counted as interrupted", async () => {
     const task = await acceptTask(f, clientId);
     await move(f, await claimTask(f, task), task, "TASK_STATE_INPUT_REQUIRED");
+    expect(await f.redis.sismember(f.keys.clientInterrupted(0, clientId), task.taskId)).toBe(1);
+    expect(await f.redis.zscore(f.keys.inputDue(0), task.taskId)).not.toBeNull();
     expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: true });
     expect((await f.journal.snapshot(clientId, task.taskId))?.record.state).toBe("TASK_STATE_CANCELED");
+    expect(await f.redis.sismember(f.keys.clientInterrupted(0, clientId), task.taskId)).toBe(0);
+    expect(await f.redis.zscore(f.keys.inputDue(0), task.taskId)).toBeNull();
   });
 
   test("{2}: a running task gets a cancel request on its run and the cancel channel; the task is unchanged", async () => {

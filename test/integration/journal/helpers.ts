@@ -1,8 +1,9 @@
 // Shared steps for the journal integration tests: a live client, accepting and claiming a task, one transition, and a
 // full dump of every key under a prefix (type, value, whether it expires) to prove that a refusal wrote nothing.
+import { expect } from "bun:test";
 import type { Redis } from "ioredis";
-import type { Claim, TransitionResult } from "../../../src/journal/index.ts";
-import type { StreamResponse, TaskState } from "../../../src/protocol/index.ts";
+import type { Claim, ClientRegistry, TransitionInput, TransitionResult } from "../../../src/journal/index.ts";
+import type { Artifact, StreamResponse, TaskState } from "../../../src/protocol/index.ts";
 import { type JournalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder } from "../../support/redis.ts";
 
@@ -33,9 +34,41 @@ export async function redisSeconds(redis: Redis): Promise<number> {
   return Number(seconds);
 }
 
-/** A client record, the shard's consumer group and a fresh worker beat: accept will pass its checks. */
-export async function liveClient(f: JournalFixture, options: { limit?: number } = {}): Promise<string> {
-  const { record } = await f.clients.add({ name: "client", ...(options.limit === undefined ? {} : options) });
+/** The current Redis time in milliseconds (the clock of due times and leases). */
+export async function redisMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/**
+ * Runs `refused`, checks that it throws and that `check` accepts the error, and that no key or value under the prefix
+ * changed (a refusal writes nothing).
+ */
+export async function expectRefusalWritesNothing(
+  f: JournalFixture,
+  refused: () => Promise<unknown>,
+  check: (error: unknown) => void,
+): Promise<void> {
+  const keysBefore = await keysUnder(f.redis, f.prefix);
+  const before = await dumpUnder(f.redis, f.prefix);
+  let caught: unknown;
+  try {
+    await refused();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeDefined();
+  check(caught);
+  expect(await keysUnder(f.redis, f.prefix)).toEqual(keysBefore);
+  expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+}
+
+/** A client record (with any of its own limits), the shard's consumer group and a fresh worker beat. */
+export async function liveClient(
+  f: JournalFixture,
+  options: Omit<Parameters<ClientRegistry["add"]>[0], "name"> = {},
+): Promise<string> {
+  const { record } = await f.clients.add({ name: "client", ...options });
   await f.ledger.ensureGroup(f.keys.shardOf(record.id));
   await f.ledger.beat(f.keys.shardOf(record.id), 300);
   return record.id;
@@ -81,12 +114,13 @@ export function statusEvent(task: AcceptedTask, state: TaskState): StreamRespons
   return { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state } } };
 }
 
-/** One status transition with the claim's fencing token. */
+/** One status transition with the claim's fencing token; `extra` overrides the retentions or adds a status message. */
 export async function move(
   f: JournalFixture,
   claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">,
   task: AcceptedTask,
   state: TaskState,
+  extra: Partial<TransitionInput> = {},
 ): Promise<TransitionResult> {
   return await f.ledger.transition({
     claim,
@@ -95,6 +129,26 @@ export async function move(
     status: { state, timestamp: new Date().toISOString() },
     event: statusEvent(task, state),
     ...RETENTION,
+    ...extra,
+  });
+}
+
+/** One artifact update with the claim's fencing token: the task's artifact list becomes `[artifact]`. */
+export async function emitArtifact(
+  f: JournalFixture,
+  claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">,
+  task: AcceptedTask,
+  artifact: Artifact,
+  extra: Partial<TransitionInput> = {},
+): Promise<TransitionResult> {
+  return await f.ledger.transition({
+    claim,
+    kind: "artifact",
+    state: "TASK_STATE_WORKING",
+    event: { artifactUpdate: { taskId: task.taskId, contextId: task.contextId, artifact } },
+    artifacts: [artifact],
+    ...RETENTION,
+    ...extra,
   });
 }
 

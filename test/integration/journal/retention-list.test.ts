@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer";
 import { InvalidParamsError } from "../../../src/protocol/index.ts";
 import { journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE } from "./helpers.ts";
+import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE, redisMs } from "./helpers.ts";
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -16,14 +16,15 @@ afterAll(async () => {
 });
 
 describe("retention", () => {
-  test("a terminal transition gives the task and run the retention TTL and the journal the journal retention", async () => {
+  test("a terminal transition schedules the deletion: the journal at its retention, then the task; no TTL", async () => {
     const f = journalFixture(server);
     const clientId = await liveClient(f);
     const task = await acceptTask(f, clientId);
     const claim = await claimTask(f, task);
     await move(f, claim, task, "TASK_STATE_WORKING");
     const keys = [f.keys.task(0, task.taskId), f.keys.run(0, task.taskId), f.keys.journal(0, task.taskId)];
-    for (const key of keys) expect(await f.redis.ttl(key)).toBe(-1);
+    expect(await f.redis.zscore(f.keys.purge(0), task.taskId)).toBeNull();
+    const before = await redisMs(f.redis);
     const result = await f.ledger.transition({
       claim,
       kind: "status",
@@ -35,11 +36,13 @@ describe("retention", () => {
       retentionSeconds: 5000,
       journalRetentionSeconds: 700,
     });
+    const after = await redisMs(f.redis);
     expect(result).toEqual({ ok: true, rev: 3 });
-    const [taskTtl, runTtl, journalTtl] = await Promise.all(keys.map((key) => f.redis.ttl(key)));
-    expect(taskTtl).toBeWithin(4990, 5001);
-    expect(runTtl).toBeWithin(4990, 5001);
-    expect(journalTtl).toBeWithin(690, 701);
+    for (const key of keys) expect(await f.redis.ttl(key)).toBe(-1);
+    const purgeAt = Number(await f.redis.hget(keys[0] ?? "", "purge"));
+    const journalAt = Number(await f.redis.zscore(f.keys.purge(0), task.taskId));
+    expect(purgeAt).toBeWithin(before + 5_000_000, after + 5_000_001);
+    expect(journalAt).toBeWithin(before + 700_000, after + 700_001);
   });
 
   for (const state of ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED", "TASK_STATE_FAILED"] as const) {

@@ -186,7 +186,9 @@ describe("release, dead letter, ack and beat", () => {
     const entryId = await readQueue("rel", task);
     const claim = await claimTask(f, task, 30_000, "rel");
     expect(claim.entryId).toBe(entryId);
+    expect(await f.redis.sismember(f.keys.clientRunning(0, clientId), task.taskId)).toBe(1);
     expect(await f.ledger.release(claim)).toBe(true);
+    expect(await f.redis.sismember(f.keys.clientRunning(0, clientId), task.taskId)).toBe(0);
     const run = await f.redis.hgetall(f.keys.run(0, task.taskId));
     expect(run).toMatchObject({ state: "queued", owner: "", lease: "0", tries: "0", fence: "1" });
     expect(run.entry).not.toBe(entryId);
@@ -204,7 +206,7 @@ describe("release, dead letter, ack and beat", () => {
     const reply = await runScript(
       f.redis,
       "release",
-      [f.keys.run(0, task.taskId), f.keys.queue(0)],
+      [f.keys.run(0, task.taskId), f.keys.queue(0), f.keys.clientRunning(0, clientId)],
       [again.fence, QUEUE_GROUP, again.entryId],
     );
     expect(String(reply)).toMatch(/^\d+-\d+$/);

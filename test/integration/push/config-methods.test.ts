@@ -76,15 +76,21 @@ describe("the four methods", () => {
     expect(JSON.parse((await storedConfigs(taskId))[taskId] ?? "{}")).toEqual({ ...config, id: taskId });
   });
 
-  test("a config made on a finished task expires with the task", async () => {
+  test("a config made on a finished task is counted in the task's bytes, so it goes (and is given back) with it", async () => {
     const taskId = await newTask();
     await h.actor.complete(await h.actor.takeOne({ taskId }));
-    const taskTtl = await h.redis.pttl(h.keys.task(0, taskId));
-    expect(taskTtl).toBeGreaterThan(0);
+    expect(await h.redis.zscore(h.keys.purge(0), taskId)).not.toBeNull();
+    const bytesBefore = Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"));
+    const clientBefore = Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`));
     await call("CreateTaskPushNotificationConfig", { taskId, url: HOOK });
-    const configTtl = await h.redis.pttl(h.keys.pushConfigs(0, taskId));
-    expect(configTtl).toBeGreaterThan(0);
-    expect(configTtl).toBeLessThanOrEqual(taskTtl);
+    const stored = (await storedConfigs(taskId))[taskId] ?? "";
+    expect(stored.length).toBeGreaterThan(0);
+    expect(await h.redis.pttl(h.keys.pushConfigs(0, taskId))).toBe(-1);
+    expect(Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"))).toBe(bytesBefore + stored.length);
+    expect(Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`))).toBe(clientBefore + stored.length);
+    await call("DeleteTaskPushNotificationConfig", { taskId, id: taskId });
+    expect(Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"))).toBe(bytesBefore);
+    expect(Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`))).toBe(clientBefore);
   });
 
   test("Get, List and Delete: results without credentials; Delete is idempotent and answers null", async () => {

@@ -1,19 +1,45 @@
-// Static checks of every Lua script: the loader serves it, its header documents each KEYS and each negative return
-// it has, it touches keys only through KEYS, and no refusal comes after its first write (Redis does not roll back).
+// Static checks of every Lua script: the loader serves it with its includes expanded, its header documents each KEYS
+// and each negative return it has, it touches keys only through KEYS (an included function only through its `…Key`
+// parameters, which every script passes a KEYS[i]), and no refusal comes after its first write (Redis does not roll
+// back), counting a call of an included function that writes as a write.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { type ScriptName, scriptSource } from "../../../src/journal/index.ts";
+import { expandIncludes, type ScriptName, scriptSource } from "../../../src/journal/scripts.ts";
 
 const dir = new URL("../../../src/journal/lua/", import.meta.url);
+const includeDir = new URL("include/", dir);
 const files = readdirSync(dir).filter((file) => file.endsWith(".lua"));
+const includes = readdirSync(includeDir).filter((file) => file.endsWith(".lua"));
 
-const WRITES =
-  /redis\.call\('(XADD|HSET|SET|SADD|SREM|ZADD|ZREM|ZREMRANGEBYSCORE|EXPIRE|PEXPIRE|PERSIST|DEL|XACK|XDEL|XCLAIM|PUBLISH|HDEL|INCR)'/;
+const WRITE_COMMANDS =
+  "XADD|HSET|HINCRBY|SET|SADD|SREM|ZADD|ZREM|ZREMRANGEBYSCORE|EXPIRE|PEXPIRE|PERSIST|DEL|XACK|XDEL|XCLAIM|PUBLISH|HDEL|INCR|RPUSH";
+const WRITES = new RegExp(`redis\\.call\\('(${WRITE_COMMANDS})'`);
 /** The lease scripts drop expired leases before refusing; their headers document that one exception. */
 const CLEANUP_BEFORE_REFUSAL: Record<string, string> = {
   "lease-1.lua": "ZREMRANGEBYSCORE",
   "streamLease-2.lua": "ZREMRANGEBYSCORE",
 };
+
+interface IncludedFunction {
+  name: string;
+  /** Positions (0-based) of the parameters that are keys (named `…Key`). */
+  keyParams: number[];
+  writes: boolean;
+}
+
+/** The functions the include files define, with their key parameters and whether their bodies write. */
+const included: IncludedFunction[] = includes.flatMap((file) => {
+  const source = readFileSync(new URL(file, includeDir), "utf8");
+  const chunks = source.split(/^local function /m).slice(1);
+  return chunks.map((chunk) => {
+    const [, name = "", params = ""] = /^(\w+)\(([^)]*)\)/.exec(chunk) ?? [];
+    const keyParams = params
+      .split(",")
+      .map((p) => p.trim())
+      .flatMap((p, i) => (p.endsWith("Key") ? [i] : []));
+    return { name, keyParams, writes: WRITES.test(chunk) };
+  });
+});
 
 function parts(file: string): { header: string; body: string; keys: number; returns: string } {
   const source = readFileSync(new URL(file, dir), "utf8");
@@ -32,16 +58,38 @@ function negativeCodes(text: string, pattern: RegExp): number[] {
   return [...new Set([...text.matchAll(pattern)].map((m) => Number(m[1])))].sort();
 }
 
-test("every script file is registered with the loader, which serves it as it is", () => {
-  expect(files).toContain("accept-11.lua");
+test("every script file is registered with the loader, which serves it with its includes expanded", () => {
+  expect(files).toContain("accept-13.lua");
   for (const file of files) {
     const name = file.replace(/-\d+\.lua$/, "") as ScriptName;
-    expect(scriptSource(name)).toBe(readFileSync(new URL(file, dir), "utf8"));
+    const source = readFileSync(new URL(file, dir), "utf8");
+    expect(scriptSource(name)).toBe(expandIncludes(source));
+    expect(scriptSource(name)).not.toContain("@include");
   }
+  expect(scriptSource("accept")).toContain("local function addStoredBytes(");
+});
+
+describe.each(includes)("include/%s", (file) => {
+  const source = readFileSync(new URL(file, includeDir), "utf8");
+
+  test("opens with a header and defines only local functions", () => {
+    expect(source).toStartWith("--[[");
+    expect(
+      source.split("\n").filter((line) => /^\S/.test(line) && !/^(local function|end|--|\]\])/.test(line)),
+    ).toEqual([]);
+  });
+
+  test("touches keys only through its …Key parameters", () => {
+    for (const call of source.matchAll(/redis\.call\('(\w+)'(?:,\s*([^,)]+))?/g)) {
+      if (call[1] === "TIME") continue;
+      expect(`${call[1]} ${call[2]}`).toMatch(/^\w+ \w+Key$/);
+    }
+  });
 });
 
 describe.each(files)("%s", (file) => {
   const { header, body, keys, returns } = parts(file);
+  const used = included.filter((fn) => new RegExp(`\\b${fn.name}\\(`).test(body));
 
   test("the header documents every KEYS the file name counts, and a Returns section", () => {
     for (let i = 1; i <= keys; i++) expect(header).toContain(`KEYS[${i}]`);
@@ -50,11 +98,17 @@ describe.each(files)("%s", (file) => {
   });
 
   test("every key is reached through KEYS[1..n], never built from strings", () => {
-    const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
-    for (const index of used) expect(index).toBeLessThanOrEqual(keys);
+    const indexes = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+    for (const index of indexes) expect(index).toBeLessThanOrEqual(keys);
     for (const call of body.matchAll(/redis\.call\('(\w+)'(?:,\s*([^,)]+))?/g)) {
       if (call[1] === "TIME" || call[1] === "PUBLISH") continue;
       expect(`${call[1]} ${call[2]}`).toMatch(/^\w+ KEYS\[\d+\]$/);
+    }
+    for (const fn of used) {
+      for (const call of body.matchAll(new RegExp(`\\b${fn.name}\\(([^)]*)\\)`, "g"))) {
+        const args = (call[1] ?? "").split(",").map((arg) => arg.trim());
+        for (const position of fn.keyParams) expect(`${fn.name}: ${args[position]}`).toMatch(/: KEYS\[\d+\]$/);
+      }
     }
   });
 
@@ -67,9 +121,11 @@ describe.each(files)("%s", (file) => {
   test("no refusal comes after the first write", () => {
     const lines = body.split("\n");
     const allowed = CLEANUP_BEFORE_REFUSAL[file];
+    const writers = included.filter((fn) => fn.writes).map((fn) => fn.name);
+    const callsWriter = writers.length > 0 ? new RegExp(`^\\s*(?:\\w+\\s*=\\s*)?(${writers.join("|")})\\(`) : /$^/;
     const firstWrite = lines.findIndex((line) => {
       const write = WRITES.exec(line);
-      return write !== null && write[1] !== allowed;
+      return (write !== null && write[1] !== allowed) || callsWriter.test(line);
     });
     if (firstWrite < 0) return;
     const late = lines.slice(firstWrite).filter((line) => /return -\d/.test(line));

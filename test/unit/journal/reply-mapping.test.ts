@@ -75,7 +75,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("TaskJournal maps script codes to errors", () => {
-  test("accept: {1}/{0} are created/duplicate; -1..-5 are the documented refusals", async () => {
+  test("accept: {1}/{0} are created/duplicate; -1..-8 are the documented refusals", async () => {
     const journal = (fake: FakeRedis) => new TaskJournal(fake.asRedis(), keys, settings);
     const created = await journal(new FakeRedis().answer("accept", [1, "T1"])).accept(acceptInput);
     expect(created).toMatchObject({ created: true, taskId: "T1", record: { state: "TASK_STATE_SUBMITTED", rev: 1 } });
@@ -89,6 +89,12 @@ describe("TaskJournal maps script codes to errors", () => {
       [-3, (e) => expect(e).toMatchObject({ reason: "PROFILE_QUOTA_EXCEEDED", metadata: { profile: "echo" } })],
       [-4, (e) => expect(e).toBeInstanceOf(MessageIdReusedError)],
       [-5, (e) => expect(e).toBeInstanceOf(UnauthenticatedError)],
+      [
+        -6,
+        (e) => expect(e).toMatchObject({ reason: "CLIENT_STORAGE_LIMIT_EXCEEDED", metadata: { clientId: "client-7" } }),
+      ],
+      [-7, (e) => expect(e).toMatchObject({ reason: "PROFILE_STORAGE_LIMIT_EXCEEDED", metadata: { profile: "echo" } })],
+      [-8, (e) => expect(e).toMatchObject({ reason: "INTERRUPTED_TASKS_LIMIT_EXCEEDED", retryAfterSeconds: 9 })],
       [-9, (e) => expect(String(e)).toContain("unexpected script reply -9")],
     ];
     for (const [code, check] of refusals)
@@ -99,7 +105,7 @@ describe("TaskJournal maps script codes to errors", () => {
     expect(limit).toBeInstanceOf(CapacityError);
   });
 
-  test("resume: -6 not found, -7 terminal and -8 not waiting, the others as accept", async () => {
+  test("resume: -6 not found, -7 terminal, -8 not waiting, -10/-11 storage; the others as accept", async () => {
     const resume = (code: number) =>
       rejection(
         new TaskJournal(new FakeRedis().answer("resume", code).asRedis(), keys, settings).resume({
@@ -116,6 +122,8 @@ describe("TaskJournal maps script codes to errors", () => {
     expect(terminal).toBeInstanceOf(UnsupportedOperationError);
     expect(await resume(-8)).toBeInstanceOf(UnsupportedOperationError);
     expect(((await resume(-8)) as Error).message).not.toBe((terminal as Error).message);
+    expect(await resume(-10)).toMatchObject({ reason: "CLIENT_STORAGE_LIMIT_EXCEEDED" });
+    expect(await resume(-11)).toMatchObject({ reason: "PROFILE_STORAGE_LIMIT_EXCEEDED" });
   });
 
   test("cancel: {1} and {0} are canceled now, {2} is requested, -1 not found, -2 not cancelable", async () => {
@@ -144,7 +152,7 @@ describe("TaskJournal maps script codes to errors", () => {
 describe("RunLedger maps script codes to results", () => {
   const claimInput = { shard: 0, taskId: "T1", entryId: "1-0", fence: 2, clientId: "c", profile: "echo" } as const;
 
-  test("claim: the tuple becomes a Claim; -1..-4 are orphan, finished, stale, leased", async () => {
+  test("claim: the tuple becomes a Claim; -1..-4 are orphan, finished, stale, leased; 0 is deferred", async () => {
     const claim = (reply: Reply) =>
       new RunLedger(new FakeRedis().answer("claim", reply).asRedis(), keys).claim(0, "T1", "1-0", "a1", 100, 3);
     expect(await claim([2, 4, 1, 1, "TASK_STATE_WORKING", "c", "echo"])).toEqual({
@@ -159,7 +167,13 @@ describe("RunLedger maps script codes to results", () => {
       clientId: "c",
       profile: "echo",
     });
-    expect(await Promise.all([-1, -2, -3, -4].map(claim))).toEqual(["orphan", "finished", "stale", "leased"]);
+    expect(await Promise.all([-1, -2, -3, -4, 0].map(claim))).toEqual([
+      "orphan",
+      "finished",
+      "stale",
+      "leased",
+      "deferred",
+    ]);
   });
 
   test("transition: a revision is ok; -1..-3 are missing, stale, illegal", async () => {

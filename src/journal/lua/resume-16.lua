@@ -1,11 +1,14 @@
 --[[
   Resumes an interrupted task with the client's follow-up message: dedup record, history append, state back to
-  SUBMITTED, journal entry, and the same run queued again (one task has one run). Same capacity checks as accept,
-  all before the first write.
+  SUBMITTED, journal entry, the task no longer counted as interrupted, the stored-bytes counters, and the same run
+  queued again (one task has one run). Same capacity checks as accept (but the interrupted-task limit: this message
+  lowers that count), all before the first write.
 
     KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup
     KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
     KEYS[11] pushConfigs   KEYS[12] pushQueue   KEYS[13] pushReady
+    KEYS[14] clientInterrupted (SET)   KEYS[15] inputDue (ZSET task id -> input timeout, ms)
+    KEYS[16] bytes (HASH of the shard's stored-bytes counters)
 
     ARGV[1]  livenessSeconds      ARGV[2]  profile quota (0 = none)   ARGV[3] content hash of the message
     ARGV[4]  task id              ARGV[5]  client id                  ARGV[6] message JSON (appended to history)
@@ -13,12 +16,19 @@
     ARGV[9]  now (ms)             ARGV[10] dedup TTL (s)              ARGV[11] events channel
     ARGV[12] profile the request was addressed to (a task of another profile is not found)
     ARGV[13] inline push config id or ""   ARGV[14] inline push config JSON or ""   ARGV[15] max push configs per task
+    ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
+    ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
 
   Returns: {1, taskId, rev} resumed; {0, taskId} same messageId and content seen before (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
            -5 client unknown or revoked; -6 no such task for this client; -7 task is terminal;
-           -8 task is not waiting for input (submitted or working); -9 the task has as many push configs as allowed
+           -8 task is not waiting for input (submitted or working); -9 the task has as many push configs as allowed;
+           -10 the client's stored bytes would pass its budget; -11 the profile's stored bytes would pass its budget
 ]]
+-- @include "stored-bytes"
+-- @include "push-outbox"
+-- @include "task-endings"
+
 local seen = redis.call('GET', KEYS[5])
 if seen then
   local sep = string.find(seen, ':', 1, true)
@@ -28,7 +38,7 @@ if seen then
   return -4
 end
 
-local client = redis.call('HMGET', KEYS[2], 'limit', 'revoked')
+local client = redis.call('HMGET', KEYS[2], 'limit', 'revoked', 'maxbytes')
 if client[1] == false or client[2] == '1' then
   return -5
 end
@@ -60,22 +70,35 @@ if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
   return -3
 end
 
-if ARGV[13] ~= '' and redis.call('HEXISTS', KEYS[11], ARGV[13]) == 0
-    and redis.call('HLEN', KEYS[11]) >= tonumber(ARGV[15]) then
-  return -9
+local pushBytes = 0
+if ARGV[13] ~= '' then
+  local existing = redis.call('HSTRLEN', KEYS[11], ARGV[13])
+  if existing == 0 and redis.call('HLEN', KEYS[11]) >= tonumber(ARGV[15]) then
+    return -9
+  end
+  pushBytes = #ARGV[14] - existing
+end
+
+local hist = task[4]
+local taskBytes = appendedLength(hist, ARGV[6]) - #hist + #ARGV[7] - redis.call('HSTRLEN', KEYS[6], 'st') + pushBytes
+local journalBytes = #ARGV[8]
+if overBudget(KEYS[16], 'client:' .. ARGV[5], tonumber(client[3] or ARGV[16]), taskBytes + journalBytes) then
+  return -10
+end
+if overBudget(KEYS[16], 'profile:' .. ARGV[12], tonumber(ARGV[17]), taskBytes + journalBytes) then
+  return -11
 end
 
 -- all checks passed: writes only from here on
 local taskId = ARGV[4]
 local rev = tonumber(task[3]) + 1
-local hist = task[4]
 if hist == '[]' then
   hist = '[' .. ARGV[6] .. ']'
 else
   hist = string.sub(hist, 1, -2) .. ',' .. ARGV[6] .. ']'
 end
 local runId = redis.call('HGET', KEYS[7], 'id')
-local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId)
+local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5])
 redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0)
 redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])
 redis.call('PERSIST', KEYS[8])
@@ -83,20 +106,12 @@ if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[13], ARGV[14])
 end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', ARGV[8])
-
--- one webhook delivery per push config of the task, in journal order (the outbox; workers deliver it)
-local configs = redis.call('HKEYS', KEYS[11])
-table.sort(configs)
-if #configs > 0 then
-  for _, cfg in ipairs(configs) do
-    redis.call('RPUSH', KEYS[12], '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":' .. rev
-      .. ',"attempts":0,"ev":' .. ARGV[8] .. '}')
-  end
-  redis.call('ZADD', KEYS[13], 'NX', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), taskId)
-end
+enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, ARGV[8])
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
 redis.call('ZADD', KEYS[9], ARGV[9], taskId)
+leaveInterrupted(KEYS[14], KEYS[15], taskId)
+addStoredBytes(KEYS[6], KEYS[16], ARGV[5], ARGV[12], taskBytes, journalBytes)
 redis.call('PUBLISH', ARGV[11], taskId .. ' TASK_STATE_SUBMITTED')
 return {1, taskId, rev}

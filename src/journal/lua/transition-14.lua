@@ -1,11 +1,16 @@
 --[[
   Moves a task one step, written by the actor that holds the run's current fencing token. Only legal moves pass;
   terminal states are final. Bumps the revision, stores status, artifacts and history, appends the journal entry,
-  updates the client's index, and releases the client's and profile's active slot at terminal and interrupted states.
-  A terminal task, its run and its journal get their retention TTLs.
+  updates the client's index and the stored-bytes counters (an actor's output is counted, never refused), and at
+  terminal and interrupted states releases the client's and profile's active slot and the client's running slot.
+  A terminal task is scheduled for deletion after its retention; an interrupted one is counted among its client's
+  interrupted tasks and scheduled to fail after its input timeout.
 
-    KEYS[1] task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
-    KEYS[7] pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
+    KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
+    KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
+    KEYS[10] clientRunning (SET: the client's runs that actors execute now)
+    KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET task id -> input timeout, ms)
+    KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  kind: "status" (state change or progress) | "artifact" (artifact update, state unchanged)
@@ -14,14 +19,18 @@
     ARGV[6]  artifacts JSON (the whole list), or "" to keep
     ARGV[7]  message JSON to append to history, or ""
     ARGV[8]  now (ms, status timestamp)         ARGV[9] retention (s)   ARGV[10] journal retention (s)
-    ARGV[11] events channel
+    ARGV[11] events channel                     ARGV[12] input timeout (s) of an interrupted task
 
   Returns: the new revision; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow).
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
+-- @include "stored-bytes"
+-- @include "push-outbox"
+-- @include "task-endings"
+
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id', 'cli', 'prof')
 if not run[1] or not task[1] then
   return -1
 end
@@ -54,16 +63,21 @@ elseif from == 'TASK_STATE_INPUT_REQUIRED' then
 end
 
 -- all checks passed: writes only from here on
+local taskId = task[4]
 local rev = tonumber(task[2]) + 1
+local taskBytes = 0
 redis.call('HSET', KEYS[1], 'state', to, 'rev', rev, 'ts', ARGV[8])
 if ARGV[4] ~= '' then
+  taskBytes = taskBytes + #ARGV[4] - redis.call('HSTRLEN', KEYS[1], 'st')
   redis.call('HSET', KEYS[1], 'st', ARGV[4])
 end
 if ARGV[6] ~= '' then
+  taskBytes = taskBytes + #ARGV[6] - redis.call('HSTRLEN', KEYS[1], 'arts')
   redis.call('HSET', KEYS[1], 'arts', ARGV[6])
 end
 if ARGV[7] ~= '' then
   local hist = task[3]
+  taskBytes = taskBytes + appendedLength(hist, ARGV[7]) - #hist
   if hist == '[]' then
     hist = '[' .. ARGV[7] .. ']'
   else
@@ -72,31 +86,22 @@ if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[1], 'hist', hist)
 end
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[5])
-
--- one webhook delivery per push config of the task, in journal order (the outbox; workers deliver it)
-local configs = redis.call('HKEYS', KEYS[7])
-table.sort(configs)
-if #configs > 0 then
-  for _, cfg in ipairs(configs) do
-    redis.call('RPUSH', KEYS[8], '{"id":"' .. task[4] .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":' .. rev
-      .. ',"attempts":0,"ev":' .. ARGV[5] .. '}')
-  end
-  local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[9], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), task[4])
-end
-redis.call('ZADD', KEYS[4], ARGV[8], task[4])
+addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, #ARGV[5])
+enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[5])
+redis.call('ZADD', KEYS[4], ARGV[8], taskId)
 if TERMINAL[to] then
   redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
-  redis.call('SREM', KEYS[5], task[4])
-  redis.call('SREM', KEYS[6], task[4])
-  redis.call('EXPIRE', KEYS[1], ARGV[9])
-  redis.call('EXPIRE', KEYS[2], ARGV[9])
-  redis.call('EXPIRE', KEYS[3], ARGV[10])
-  redis.call('EXPIRE', KEYS[7], ARGV[9])
+  redis.call('SREM', KEYS[5], taskId)
+  redis.call('SREM', KEYS[6], taskId)
+  redis.call('SREM', KEYS[10], taskId)
+  leaveInterrupted(KEYS[11], KEYS[12], taskId)
+  scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[9], ARGV[10])
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)
-  redis.call('SREM', KEYS[5], task[4])
-  redis.call('SREM', KEYS[6], task[4])
+  redis.call('SREM', KEYS[5], taskId)
+  redis.call('SREM', KEYS[6], taskId)
+  redis.call('SREM', KEYS[10], taskId)
+  enterInterrupted(KEYS[11], KEYS[12], taskId, ARGV[12])
 end
-redis.call('PUBLISH', ARGV[11], task[4] .. ' ' .. to)
+redis.call('PUBLISH', ARGV[11], taskId .. ' ' .. to)
 return rev

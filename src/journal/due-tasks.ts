@@ -1,0 +1,134 @@
+// The retention pass's side of the journal: fails interrupted tasks whose input timeout has passed and deletes
+// finished tasks whose retention has ended, one script per task, a bounded number per call. Workers run it (nothing
+// else deletes a task), so every byte a task stored is given back to its client's and profile's counters.
+import { monotonicFactory } from "ulid";
+import type { StreamResponse, TaskStatus } from "../protocol/index.ts";
+import type { KeySpace } from "./keys.ts";
+import { type RedisLike, runScript } from "./scripts.ts";
+
+/** What the retention pass needs to know of a task's profile. */
+export interface TaskLifetimes {
+  retentionSeconds: number;
+  journalRetentionSeconds: number;
+  inputTimeoutSeconds: number;
+}
+
+export interface PurgeReport {
+  /** Tasks deleted with every key of theirs. */
+  tasks: number;
+  /** Journals deleted ahead of their task (journalRetentionSeconds < retentionSeconds). */
+  journals: number;
+}
+
+const ulid = monotonicFactory();
+
+/** The status message of a task that waited too long for the client's next message. */
+export function inputTimeoutMessage(seconds: number): string {
+  return `The task waited longer than its input timeout of ${seconds} s for the client's next message; it has failed`;
+}
+
+export class DueTasks {
+  constructor(
+    private readonly redis: RedisLike,
+    readonly keys: KeySpace,
+  ) {}
+
+  /** Up to `count` members of a schedule (ZSET scored in ms) whose time has come, by Redis's clock. */
+  private async due(key: string, count: number): Promise<string[]> {
+    if (count <= 0) return [];
+    const [seconds, micros] = (await this.redis.call("TIME")) as [string, string];
+    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    return await this.redis.zrangebyscore(key, "-inf", nowMs, "LIMIT", 0, count);
+  }
+
+  /** The owner, profile and context of each task (undefined fields for a task that is gone). */
+  private async owners(shard: number, ids: readonly string[]): Promise<(string | null)[][]> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.task(shard, id), "cli", "prof", "ctx");
+    const replies = (await pipeline.exec()) ?? [];
+    return ids.map((_, i) => (replies[i]?.[1] as (string | null)[] | undefined) ?? [null, null, null]);
+  }
+
+  /** Runs the next deletion step of up to `budget` due tasks of a shard. */
+  async purge(shard: number, budget: number): Promise<PurgeReport> {
+    const k = this.keys;
+    const ids = await this.due(k.purge(shard), budget);
+    const owners = await this.owners(shard, ids);
+    const replies = await Promise.all(
+      ids.map((id, i) => {
+        const client = owners[i]?.[0] ?? "";
+        return runScript(
+          this.redis,
+          "purge",
+          [
+            k.purge(shard),
+            k.task(shard, id),
+            k.run(shard, id),
+            k.journal(shard, id),
+            k.pushConfigs(shard, id),
+            k.pushQueue(shard, id),
+            k.pushReady(shard),
+            k.clientTasks(shard, client),
+            k.bytes(shard),
+          ],
+          [id, client],
+        );
+      }),
+    );
+    return { tasks: replies.filter((r) => r === 2).length, journals: replies.filter((r) => r === 1).length };
+  }
+
+  /** Fails up to `budget` interrupted tasks of a shard whose input timeout has passed; returns how many failed. */
+  async expireInputs(shard: number, budget: number, lifetimes: (profile: string) => TaskLifetimes): Promise<number> {
+    const k = this.keys;
+    const ids = await this.due(k.inputDue(shard), budget);
+    const owners = await this.owners(shard, ids);
+    const replies = await Promise.all(
+      ids.map((taskId, i) => {
+        const [client, profile, contextId] = owners[i] ?? [];
+        const life = lifetimes(profile ?? "");
+        const timestamp = new Date();
+        const status: TaskStatus = {
+          state: "TASK_STATE_FAILED",
+          message: {
+            messageId: ulid(),
+            role: "ROLE_AGENT",
+            parts: [{ text: inputTimeoutMessage(life.inputTimeoutSeconds) }],
+            taskId,
+            contextId: contextId ?? "",
+          },
+          timestamp: timestamp.toISOString(),
+        };
+        const event: StreamResponse = { statusUpdate: { taskId, contextId: contextId ?? "", status } };
+        return runScript(
+          this.redis,
+          "expireInput",
+          [
+            k.inputDue(shard),
+            k.task(shard, taskId),
+            k.run(shard, taskId),
+            k.journal(shard, taskId),
+            k.clientTasks(shard, client ?? ""),
+            k.clientInterrupted(shard, client ?? ""),
+            k.purge(shard),
+            k.bytes(shard),
+            k.pushConfigs(shard, taskId),
+            k.pushQueue(shard, taskId),
+            k.pushReady(shard),
+          ],
+          [
+            taskId,
+            client ?? "",
+            JSON.stringify(status),
+            JSON.stringify(event),
+            timestamp.getTime(),
+            life.retentionSeconds,
+            life.journalRetentionSeconds,
+            k.eventsChannel(),
+          ],
+        );
+      }),
+    );
+    return replies.filter((reply) => Array.isArray(reply)).length;
+  }
+}

@@ -1,0 +1,106 @@
+--[[
+  Accepts a new task atomically: the dedup record of the client's messageId, the task, the run, their binding, the
+  first journal entry, the client's task index, the run-queue entry and the stored-bytes counters are written together,
+  or nothing is. Every check runs before the first write, so a refusal writes nothing.
+  Check order: dedup (a retry of an accepted message is answered even at a limit), client record, worker liveness
+  (Redis's own clock), client limit, profile quota, the client's interrupted tasks, the client's stored bytes, the
+  profile's stored bytes. A limit on the client record wins over the default given in ARGV; 0 means none.
+
+    KEYS[1]  live              STRING  Redis time (s) of the last worker heartbeat or sweep tick
+    KEYS[2]  client            HASH    client record (limit, revoked, maxbytes, maxint)
+    KEYS[3]  clientActive      SET     the client's queued + running task ids
+    KEYS[4]  profileActive     SET     the profile's queued + running task ids
+    KEYS[5]  dedup             STRING  "<contentHash>:<taskId>"
+    KEYS[6]  task              HASH    the task view
+    KEYS[7]  run               HASH    the run
+    KEYS[8]  journal           STREAM  the task journal
+    KEYS[9]  clientTasks       ZSET    the client's task ids by status timestamp (ms)
+    KEYS[10] queue             STREAM  the shard's run queue
+    KEYS[11] pushConfigs       HASH    the task's push notification configs (an inline config is stored here)
+    KEYS[12] clientInterrupted SET     the client's task ids in INPUT_REQUIRED or AUTH_REQUIRED
+    KEYS[13] bytes             HASH    the shard's stored-bytes counters (client:<id>, profile:<name>)
+
+    ARGV[1]  livenessSeconds (number)      ARGV[2]  profile quota (0 = none)
+    ARGV[3]  content hash of the message   ARGV[4]  task id         ARGV[5]  run id
+    ARGV[6]  context id                    ARGV[7]  client id       ARGV[8]  profile name
+    ARGV[9]  status JSON (SUBMITTED)       ARGV[10] history JSON (array)
+    ARGV[11] journal event JSON ({"task":…})  ARGV[12] now (ms, status timestamp)
+    ARGV[13] dedup TTL (s)                 ARGV[14] metadata JSON or ""
+    ARGV[15] inline push config id or ""  ARGV[16] inline push config JSON or ""
+    ARGV[17] the client's stored-bytes budget when its record has none (bytes, 0 = none)
+    ARGV[18] the profile's stored-bytes budget (bytes, 0 = none)
+    ARGV[19] the client's interrupted-task limit when its record has none (0 = none)
+
+  Returns: {1, taskId} created; {0, taskId} same messageId and content seen before (nothing written);
+           -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
+           -5 client unknown or revoked; -6 the client's stored bytes would pass its budget; -7 the profile's stored
+           bytes would pass its budget; -8 the client has as many interrupted tasks as its limit allows
+]]
+-- @include "stored-bytes"
+
+local seen = redis.call('GET', KEYS[5])
+if seen then
+  local sep = string.find(seen, ':', 1, true)
+  if string.sub(seen, 1, sep - 1) == ARGV[3] then
+    return {0, string.sub(seen, sep + 1)}
+  end
+  return -4
+end
+
+local client = redis.call('HMGET', KEYS[2], 'limit', 'revoked', 'maxbytes', 'maxint')
+if client[1] == false or client[2] == '1' then
+  return -5
+end
+
+local beat = redis.call('GET', KEYS[1])
+local now = redis.call('TIME')
+if not beat or (tonumber(now[1]) - tonumber(beat)) > tonumber(ARGV[1]) then
+  return -1
+end
+
+local limit = tonumber(client[1])
+if limit > 0 and redis.call('SCARD', KEYS[3]) >= limit then
+  return -2
+end
+
+local quota = tonumber(ARGV[2])
+if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
+  return -3
+end
+
+local interruptedLimit = tonumber(client[4] or ARGV[19])
+if interruptedLimit > 0 and redis.call('SCARD', KEYS[12]) >= interruptedLimit then
+  return -8
+end
+
+-- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, and the journal entry
+local taskBytes = #ARGV[9] + #ARGV[10] + 2 + #ARGV[14] + #ARGV[16]
+local journalBytes = #ARGV[11]
+if overBudget(KEYS[13], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[17]), taskBytes + journalBytes) then
+  return -6
+end
+if overBudget(KEYS[13], 'profile:' .. ARGV[8], tonumber(ARGV[18]), taskBytes + journalBytes) then
+  return -7
+end
+
+-- all checks passed: writes only from here on
+local taskId = ARGV[4]
+local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7])
+redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
+  'entry', entry)
+redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
+  'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', ARGV[10], 'arts', '[]', 'ts', ARGV[12],
+  'created', ARGV[12], 'bytes', taskBytes, 'jbytes', journalBytes)
+if ARGV[14] ~= '' then
+  redis.call('HSET', KEYS[6], 'meta', ARGV[14])
+end
+redis.call('XADD', KEYS[8], '*', 'rev', 1, 'ev', ARGV[11])
+redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[13])
+redis.call('SADD', KEYS[3], taskId)
+redis.call('SADD', KEYS[4], taskId)
+redis.call('ZADD', KEYS[9], ARGV[12], taskId)
+if ARGV[15] ~= '' then
+  redis.call('HSET', KEYS[11], ARGV[15], ARGV[16])
+end
+countBytes(KEYS[13], ARGV[7], ARGV[8], taskBytes + journalBytes)
+return {1, taskId}

@@ -1,0 +1,70 @@
+--[[
+  Claims a queued run for an actor (or reclaims one whose lease expired): bumps the fencing token and the tries,
+  takes the lease, and counts the run among its client's running runs. Only the holder of the newest token can write
+  the task (see transition). A queued run whose client already has as many running runs as its limit allows is not
+  started: it is deferred (no try counted, the queue entry acknowledged and deleted, the run in the client's deferred
+  set, first deferral time kept) until one of the client's runs ends and promote queues it again. A reclaimed run
+  (state running, lease expired) is already counted and never deferred.
+
+    KEYS[1] run   KEYS[2] task   KEYS[3] client (HASH: the record, field maxrun)
+    KEYS[4] clientRunning (SET: the client's runs that actors execute now)
+    KEYS[5] clientDeferred (ZSET: the client's deferred runs' task ids -> first deferral, ms)
+    KEYS[6] deferred (SET: the shard's clients with deferred runs)   KEYS[7] queue (STREAM)
+    ARGV[1] owner (consumer name)   ARGV[2] lease (ms)   ARGV[3] queue entry id being processed
+    ARGV[4] max attempts   ARGV[5] client id (from the queue entry)
+    ARGV[6] the client's running-run limit when its record has none (0 = none)   ARGV[7] consumer group
+
+  Returns: {fence, tries, exhausted (1 when tries > max attempts), cancel (1 when a cancel was requested),
+            task state, client id, profile};
+           0 deferred: the client is at its running-run limit (the entry is acknowledged and deleted, the run waits);
+           -1 no such run or task, or the task is not that client's (orphan entry); -2 nothing to run (task terminal,
+           or the run waits for input or is done); -3 the entry is not the run's current queue entry (stale); -4 the
+           run is leased by a live owner
+]]
+local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'id')
+if not run[1] or not task[1] or task[2] ~= ARGV[5] then
+  return -1
+end
+local state = task[1]
+if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
+    or state == 'TASK_STATE_REJECTED' then
+  return -2
+end
+if run[6] ~= ARGV[3] then
+  return -3
+end
+if run[2] == 'waiting' or run[2] == 'done' then
+  return -2
+end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if run[2] == 'running' and tonumber(run[5] or 0) > nowMs then
+  return -4
+end
+
+local taskId = task[4]
+if run[2] ~= 'running' and redis.call('SISMEMBER', KEYS[4], taskId) == 0 then
+  local limit = tonumber(redis.call('HGET', KEYS[3], 'maxrun') or ARGV[6])
+  if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then
+    local since = tonumber(run[8] or nowMs)
+    redis.call('ZADD', KEYS[5], since, taskId)
+    redis.call('SADD', KEYS[6], ARGV[5])
+    redis.call('HSET', KEYS[1], 'state', 'deferred', 'entry', '', 'deferred', since)
+    redis.call('XACK', KEYS[7], ARGV[7], ARGV[3])
+    redis.call('XDEL', KEYS[7], ARGV[3])
+    return 0
+  end
+end
+
+local fence = tonumber(run[3]) + 1
+local tries = tonumber(run[4]) + 1
+redis.call('SADD', KEYS[4], taskId)
+redis.call('HSET', KEYS[1], 'state', 'running', 'fence', fence, 'tries', tries, 'owner', ARGV[1],
+  'lease', nowMs + tonumber(ARGV[2]))
+redis.call('HDEL', KEYS[1], 'deferred')
+local exhausted = 0
+if tries > tonumber(ARGV[4]) then
+  exhausted = 1
+end
+return {fence, tries, exhausted, tonumber(run[7] or 0), state, task[2], task[3]}

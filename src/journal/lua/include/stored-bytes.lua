@@ -1,0 +1,42 @@
+--[[
+  Stored-bytes accounting, shared by every script that stores or deletes task data. What is counted: the values of a
+  task's `st`, `hist`, `arts` and `meta` fields and of its push configs (the task's `bytes` field), and the `ev` value of
+  each journal entry (its `jbytes` field); key names and bookkeeping fields are not. The task's field, its client's
+  counter and its profile's counter (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the
+  same amount in the same script, so each counter is always the sum of its tasks' fields. A counter at 0 is deleted.
+]]
+-- Adds n bytes (n may be negative) to a client's and a profile's counters.
+local function countBytes(bytesKey, client, profile, n)
+  if n == 0 then
+    return
+  end
+  for _, name in ipairs({ 'client:' .. client, 'profile:' .. profile }) do
+    if redis.call('HINCRBY', bytesKey, name, n) == 0 then
+      redis.call('HDEL', bytesKey, name)
+    end
+  end
+end
+
+-- Adds bytes to a task's `bytes` (its stored values) and `jbytes` (its journal) fields and to its counters.
+local function addStoredBytes(taskKey, bytesKey, client, profile, taskBytes, journalBytes)
+  if taskBytes ~= 0 then
+    redis.call('HINCRBY', taskKey, 'bytes', taskBytes)
+  end
+  if journalBytes ~= 0 then
+    redis.call('HINCRBY', taskKey, 'jbytes', journalBytes)
+  end
+  countBytes(bytesKey, client, profile, taskBytes + journalBytes)
+end
+
+-- Whether storing n more bytes takes a counter of the bytes hash past its budget (0 = no budget).
+local function overBudget(bytesKey, name, budget, n)
+  return budget > 0 and n > 0 and tonumber(redis.call('HGET', bytesKey, name) or 0) + n > budget
+end
+
+-- The length of a JSON array after appending one element to it (how `hist` grows).
+local function appendedLength(list, element)
+  if list == '[]' then
+    return #element + 2
+  end
+  return #list + #element + 1
+end

@@ -1,0 +1,55 @@
+--[[
+  One deletion step of a finished task whose time has come (the retention pass calls it for each due member of the
+  shard's purge set): the journal alone when its retention ends before the task's (the task is then rescheduled for
+  its own time), or the whole task: task, run, journal, push configs and outbox, its index entries, and its stored
+  bytes given back to its client's and profile's counters in the same step, so that they never drift.
+
+    KEYS[1] purge (ZSET task id -> next deletion step, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
+    KEYS[5] pushConfigs   KEYS[6] pushQueue   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client)
+    KEYS[9] bytes (HASH of the shard's stored-bytes counters)
+    ARGV[1] task id   ARGV[2] the task's client id (as the caller read it; "" when the task is gone)
+
+  Returns: 2 the task is deleted; 1 its journal is deleted and the task rescheduled; 0 a stale member (the task is
+           gone, or not finished) removed, with a gone task's leftover keys; -1 the task is not scheduled; -2 not due
+           yet; -3 the task belongs to another client than ARGV[2] (nothing written)
+]]
+-- @include "stored-bytes"
+-- @include "task-endings"
+
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not due then
+  return -1
+end
+local nowMs = redisNowMs()
+if tonumber(due) > nowMs then
+  return -2
+end
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'bytes', 'jbytes', 'purge')
+if task[1] and task[2] ~= ARGV[2] then
+  return -3
+end
+
+local state = task[1]
+if state ~= 'TASK_STATE_COMPLETED' and state ~= 'TASK_STATE_FAILED' and state ~= 'TASK_STATE_CANCELED'
+    and state ~= 'TASK_STATE_REJECTED' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  if not state then
+    redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+    redis.call('ZREM', KEYS[7], ARGV[1])
+  end
+  return 0
+end
+local journalBytes = tonumber(task[5] or 0)
+local taskAt = tonumber(task[6] or 0)
+if taskAt > nowMs then
+  redis.call('DEL', KEYS[4])
+  addStoredBytes(KEYS[2], KEYS[9], task[2], task[3], 0, -journalBytes)
+  redis.call('ZADD', KEYS[1], taskAt, ARGV[1])
+  return 1
+end
+countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('ZREM', KEYS[7], ARGV[1])
+redis.call('ZREM', KEYS[8], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 2

@@ -1,0 +1,322 @@
+// The retention pass's scripts against a real redis-server: purge (journal first, then the task with every key and
+// index entry, its bytes given back) and expireInput (an interrupted task past its input timeout fails with a journal
+// entry and a webhook delivery), each documented return, and counters that come back to zero whatever the tasks did.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DueTasks, inputTimeoutMessage, PushConfigs, runScript } from "../../../src/journal/index.ts";
+import { tenancyViolations } from "../../faults/invariants.ts";
+import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
+import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  dumpUnder,
+  emitArtifact,
+  liveClient,
+  move,
+  PROFILE,
+  redisMs,
+} from "./helpers.ts";
+
+let server: TestRedis;
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+const LIFETIMES = { retentionSeconds: 3600, journalRetentionSeconds: 600, inputTimeoutSeconds: 60 };
+
+/** Finishes a task with the given retentions (seconds). */
+async function finish(
+  f: JournalFixture,
+  task: AcceptedTask,
+  retentionSeconds: number,
+  journalRetentionSeconds: number,
+): Promise<void> {
+  const result = await move(f, await claimTask(f, task), task, "TASK_STATE_COMPLETED", {
+    retentionSeconds,
+    journalRetentionSeconds,
+  });
+  expect(result.ok).toBe(true);
+}
+
+/** Makes a schedule member due now, as if its time had come (Redis's clock decides due-ness). */
+async function dueNow(f: JournalFixture, key: string, taskId: string): Promise<void> {
+  await f.redis.zadd(key, (await redisMs(f.redis)) - 1, taskId);
+}
+
+function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promise<unknown> {
+  const k = f.keys;
+  return runScript(
+    f.redis,
+    "purge",
+    [
+      k.purge(0),
+      k.task(0, taskId),
+      k.run(0, taskId),
+      k.journal(0, taskId),
+      k.pushConfigs(0, taskId),
+      k.pushQueue(0, taskId),
+      k.pushReady(0),
+      k.clientTasks(0, clientId),
+      k.bytes(0),
+    ],
+    [taskId, clientId],
+  );
+}
+
+describe("purge", () => {
+  test("1 the journal first, 2 then the task with every key and index entry, its bytes given back", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await acceptTask(f, clientId);
+    await new PushConfigs(f.redis, f.keys).create(
+      clientId,
+      PROFILE,
+      { id: "a", taskId: task.taskId, url: "https://h.example/a" },
+      5,
+    );
+    await finish(f, task, 3600, 600);
+    const k = f.keys;
+    const [bytes, jbytes, purgeAt] = (await f.redis.hmget(k.task(0, task.taskId), "bytes", "jbytes", "purge")).map(
+      Number,
+    );
+    expect(Number(await f.redis.hget(k.bytes(0), `client:${clientId}`))).toBe((bytes ?? 0) + (jbytes ?? 0));
+
+    await dueNow(f, k.purge(0), task.taskId);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe(1);
+    expect(await f.redis.exists(k.journal(0, task.taskId))).toBe(0);
+    expect(await f.redis.exists(k.task(0, task.taskId), k.run(0, task.taskId), k.pushConfigs(0, task.taskId))).toBe(3);
+    expect(Number(await f.redis.hget(k.task(0, task.taskId), "jbytes"))).toBe(0);
+    expect(Number(await f.redis.hget(k.bytes(0), `client:${clientId}`))).toBe(bytes ?? -1);
+    expect(Number(await f.redis.zscore(k.purge(0), task.taskId))).toBe(purgeAt ?? -1);
+    // -2: not due yet (the task's own time is an hour away): nothing written
+    let dump = await dumpUnder(f.redis, f.prefix);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe(-2);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+
+    await f.redis.hset(k.task(0, task.taskId), "purge", (await redisMs(f.redis)) - 1);
+    await dueNow(f, k.purge(0), task.taskId);
+    // -3: the keys of another client than the task's are refused before any write
+    dump = await dumpUnder(f.redis, f.prefix);
+    expect(await purgeScript(f, task.taskId, "someone-else")).toBe(-3);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe(2);
+    const left = await keysUnder(f.redis, f.prefix);
+    expect(left.filter((key) => key.includes(task.taskId))).toEqual([]);
+    expect(await f.redis.zscore(k.clientTasks(0, clientId), task.taskId)).toBeNull();
+    expect(await f.redis.hgetall(k.bytes(0))).toEqual({});
+    // -1: not scheduled (any more): nothing written
+    dump = await dumpUnder(f.redis, f.prefix);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe(-1);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+  });
+
+  test("0: a member whose task is gone or not finished is removed, and nothing else of a live task", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const running = await acceptTask(f, clientId);
+    await dueNow(f, f.keys.purge(0), running.taskId);
+    const task = await f.redis.hgetall(f.keys.task(0, running.taskId));
+    expect(await purgeScript(f, running.taskId, clientId)).toBe(0);
+    expect(await f.redis.hgetall(f.keys.task(0, running.taskId))).toEqual(task);
+    expect(await f.redis.zscore(f.keys.purge(0), running.taskId)).toBeNull();
+
+    const gone = await acceptTask(f, clientId);
+    await finish(f, gone, 0, 0);
+    await f.redis.del(f.keys.task(0, gone.taskId));
+    expect(await purgeScript(f, gone.taskId, "")).toBe(0);
+    expect(await f.redis.exists(f.keys.run(0, gone.taskId), f.keys.journal(0, gone.taskId))).toBe(0);
+  });
+
+  test("DueTasks.purge runs the due steps of a shard, a bounded number per call", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const tasks = [];
+    for (let i = 0; i < 5; i++) tasks.push(await acceptTask(f, clientId));
+    for (const task of tasks) await finish(f, task, 0, 0);
+    const due = new DueTasks(f.redis, f.keys);
+    expect(await due.purge(0, 3)).toEqual({ tasks: 3, journals: 0 });
+    expect(await due.purge(0, 3)).toEqual({ tasks: 2, journals: 0 });
+    expect(await due.purge(0, 3)).toEqual({ tasks: 0, journals: 0 });
+    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId))).toBe(0);
+  });
+});
+
+function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.clientId): Promise<unknown> {
+  const k = f.keys;
+  const status = { state: "TASK_STATE_FAILED", timestamp: new Date().toISOString() };
+  return runScript(
+    f.redis,
+    "expireInput",
+    [
+      k.inputDue(0),
+      k.task(0, task.taskId),
+      k.run(0, task.taskId),
+      k.journal(0, task.taskId),
+      k.clientTasks(0, clientId),
+      k.clientInterrupted(0, clientId),
+      k.purge(0),
+      k.bytes(0),
+      k.pushConfigs(0, task.taskId),
+      k.pushQueue(0, task.taskId),
+      k.pushReady(0),
+    ],
+    [
+      task.taskId,
+      clientId,
+      JSON.stringify(status),
+      JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
+      Date.now(),
+      3600,
+      600,
+      k.eventsChannel(),
+    ],
+  );
+}
+
+describe("expireInput", () => {
+  test("{1, rev}: FAILED with its message, journal entry, webhook delivery, run done, counts down, deletion scheduled", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await acceptTask(f, clientId);
+    await new PushConfigs(f.redis, f.keys).create(
+      clientId,
+      PROFILE,
+      { id: "a", taskId: task.taskId, url: "https://h.example/a" },
+      5,
+    );
+    const claim = await claimTask(f, task);
+    await move(f, claim, task, "TASK_STATE_WORKING");
+    await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", { inputTimeoutSeconds: 60 });
+    const k = f.keys;
+    expect(await f.redis.smembers(k.clientInterrupted(0, clientId))).toEqual([task.taskId]);
+    const timeout = Number(await f.redis.zscore(k.inputDue(0), task.taskId)) - (await redisMs(f.redis));
+    expect(timeout).toBeWithin(55_000, 60_001);
+    await f.redis.del(k.pushQueue(0, task.taskId)); // only the expiry's delivery is looked at below
+
+    // -2: not due yet; -3: another client's keys; both write nothing
+    let dump = await dumpUnder(f.redis, f.prefix);
+    expect(await expireScript(f, task)).toBe(-2);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+    await dueNow(f, k.inputDue(0), task.taskId);
+    dump = await dumpUnder(f.redis, f.prefix);
+    expect(await expireScript(f, task, "someone-else")).toBe(-3);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+
+    const events = server.client();
+    const published: string[] = [];
+    events.on("message", (_channel: string, message: string) => published.push(message));
+    await events.subscribe(k.eventsChannel());
+    // through DueTasks, as the retention pass calls it: the status message names the timeout
+    const expired = await new DueTasks(f.redis, f.keys).expireInputs(0, 10, () => LIFETIMES);
+    expect(expired).toBe(1);
+    const snap = await f.journal.snapshot(clientId, task.taskId);
+    expect(snap?.record.state).toBe("TASK_STATE_FAILED");
+    expect(snap?.record.rev).toBe(4);
+    expect(snap?.record.status.message?.parts).toEqual([{ text: inputTimeoutMessage(60) }]);
+    const outbox = (await f.redis.lrange(k.pushQueue(0, task.taskId), 0, -1)).map((json) => JSON.parse(json));
+    expect(outbox.map((d) => [d.cfg, d.rev, d.ev.statusUpdate.status.state])).toEqual([["a", 4, "TASK_STATE_FAILED"]]);
+    expect(await f.redis.zscore(k.pushReady(0), task.taskId)).not.toBeNull();
+    expect(await f.redis.hget(k.run(0, task.taskId), "state")).toBe("done");
+    expect(await f.redis.scard(k.clientInterrupted(0, clientId))).toBe(0);
+    expect(await f.redis.zscore(k.inputDue(0), task.taskId)).toBeNull();
+    expect(await f.redis.zscore(k.purge(0), task.taskId)).not.toBeNull();
+    for (let i = 0; i < 100 && published.length === 0; i++) await Bun.sleep(5);
+    expect(published).toEqual([`${task.taskId} TASK_STATE_FAILED`]);
+    events.disconnect();
+    expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
+
+    // -1: no timeout scheduled any more: nothing written
+    dump = await dumpUnder(f.redis, f.prefix);
+    expect(await expireScript(f, task)).toBe(-1);
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+  });
+
+  test("0: a member whose task is no longer interrupted is removed; the task is untouched", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await acceptTask(f, clientId);
+    await dueNow(f, f.keys.inputDue(0), task.taskId);
+    await f.redis.sadd(f.keys.clientInterrupted(0, clientId), task.taskId);
+    const before = await f.redis.hgetall(f.keys.task(0, task.taskId));
+    expect(await expireScript(f, task)).toBe(0);
+    expect(await f.redis.hgetall(f.keys.task(0, task.taskId))).toEqual(before);
+    expect(await f.redis.zscore(f.keys.inputDue(0), task.taskId)).toBeNull();
+    expect(await f.redis.scard(f.keys.clientInterrupted(0, clientId))).toBe(0);
+  });
+});
+
+test("every counter returns to zero once the tasks are purged, whatever they did", async () => {
+  const f = journalFixture(server);
+  const clients = [await liveClient(f), await liveClient(f)];
+  const configs = new PushConfigs(f.redis, f.keys);
+  const due = new DueTasks(f.redis, f.keys);
+  const life = { retentionSeconds: 0, journalRetentionSeconds: 0, inputTimeoutSeconds: 0 };
+  for (const [n, clientId] of clients.entries()) {
+    for (let i = 0; i < 4; i++) {
+      const task = await acceptTask(f, clientId, { text: `task ${n}.${i} ${"é".repeat(i * 50)}` });
+      await configs.create(clientId, PROFILE, { id: "c", taskId: task.taskId, url: `https://h.example/${i}` }, 5);
+      if (i === 0) {
+        await f.journal.cancel(clientId, task.taskId, PROFILE, { retentionSeconds: 0, journalRetentionSeconds: 0 });
+        continue;
+      }
+      const claim = await claimTask(f, task);
+      await move(f, claim, task, "TASK_STATE_WORKING");
+      await emitArtifact(f, claim, task, { artifactId: "r", parts: [{ text: "out ".repeat(40 * i) }] }, life);
+      const end = i === 1 ? "TASK_STATE_COMPLETED" : i === 2 ? "TASK_STATE_FAILED" : "TASK_STATE_INPUT_REQUIRED";
+      await move(f, claim, task, end, life);
+      if (i === 3) {
+        await f.journal.resume({
+          clientId,
+          profile: PROFILE,
+          profileQuota: 0,
+          taskId: task.taskId,
+          message: userMessage("more"),
+        });
+        await move(f, await claimTask(f, task), task, "TASK_STATE_AUTH_REQUIRED", life);
+      }
+    }
+  }
+  expect(Object.keys(await f.redis.hgetall(f.keys.bytes(0))).length).toBe(3);
+  expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
+  // the interrupted ones time out (inputTimeoutSeconds 0); then everything is due for deletion
+  await waitForRedisMs(f, Number(await f.redis.zrange(f.keys.inputDue(0), -1, -1, "WITHSCORES").then((r) => r[1])));
+  expect(await due.expireInputs(0, 100, () => life)).toBe(2);
+  const last = Number((await f.redis.zrange(f.keys.purge(0), -1, -1, "WITHSCORES"))[1]);
+  await waitForRedisMs(f, last);
+  expect((await due.purge(0, 100)).tasks).toBe(8);
+  expect(await f.redis.hgetall(f.keys.bytes(0))).toEqual({});
+  for (const clientId of clients) {
+    expect(await f.redis.exists(f.keys.clientInterrupted(0, clientId), f.keys.clientRunning(0, clientId))).toBe(0);
+    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId))).toBe(0);
+  }
+  expect(await f.redis.exists(f.keys.purge(0), f.keys.inputDue(0))).toBe(0);
+  expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
+});
+
+/** Waits until Redis's clock reaches `ms` (the clock the due times are compared with). */
+async function waitForRedisMs(f: JournalFixture, ms: number): Promise<void> {
+  for (let i = 0; i < 200 && (await redisMs(f.redis)) < ms; i++) await Bun.sleep(5);
+  expect(await redisMs(f.redis)).toBeGreaterThanOrEqual(ms);
+}
+
+test("the bookkeeping check used by the fault suite sees a drifted counter, a lost interrupted task, a stray member", async () => {
+  const f = journalFixture(server);
+  const clientId = await liveClient(f);
+  const task = await acceptTask(f, clientId);
+  await move(f, await claimTask(f, task), task, "TASK_STATE_INPUT_REQUIRED");
+  const other = await acceptTask(f, clientId);
+  expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
+  const k = f.keys;
+  await f.redis.hincrby(k.bytes(0), `client:${clientId}`, 1);
+  await f.redis.srem(k.clientInterrupted(0, clientId), task.taskId);
+  await f.redis.sadd(k.clientRunning(0, clientId), other.taskId);
+  const found = await tenancyViolations(f.redis, f.prefix);
+  expect(found).toHaveLength(3);
+  expect(found.join("\n")).toContain(`bytes client:${clientId}`);
+  expect(found.join("\n")).toContain(`interrupted task ${task.taskId} is missing`);
+  expect(found.join("\n")).toContain(`holds ${other.taskId}, whose run is queued`);
+});
