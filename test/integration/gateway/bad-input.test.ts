@@ -221,3 +221,19 @@ test("ids, lists and metadata past their bounds are -32602 naming the field; not
     await wide.stop();
   }
 });
+
+test("a request without a valid key is refused before its body is read: 401 even for a body that is not JSON", async () => {
+  // Before the fix the body (up to server.maxBodyBytes) was read and parsed first: a keyless flood cost every client.
+  for (const body of ["not json at all", "{".repeat(3000), ""]) {
+    for (const credentials of [undefined, "a2a_made-up-key"]) {
+      const answer = await post(h.gateway.url, body, credentials === undefined ? {} : { key: credentials });
+      expect(answer.status).toBe(401);
+      expect(answer.body.id).toBeNull();
+      expect(answer.body.error.code).toBe(-32000);
+    }
+  }
+  // With the key, the same bodies are the parse and nesting errors they are.
+  expect((await post(h.gateway.url, "not json at all", { key })).body.error.code).toBe(-32700);
+  expect((await post(h.gateway.url, "{".repeat(3000), { key })).body.error.code).toBe(-32600);
+  await unharmed();
+});
