@@ -173,195 +173,203 @@ test("one key attacks in every known way; another client's p99 stays near idle, 
   const ownTask = own.body.result.task.id as string;
   let phase = "idle";
   const measuring = victim(victimClient.key, ownTask, () => phase);
-  const attacks: Record<string, Record<string, number>> = {};
-  const gatewayRssStart = rssMb(gateway.pid);
-  await Bun.sleep(ATTACK_MS); // the idle baseline: the victim measures for as long as each attack lasts
+  try {
+    const attacks: Record<string, Record<string, number>> = {};
+    const gatewayRssStart = rssMb(gateway.pid);
+    await Bun.sleep(ATTACK_MS); // the idle baseline: the victim measures for as long as each attack lasts
 
-  // Freeze the gateway: nesting tens of thousands of levels deep, refused before it is parsed.
-  phase = "deep nesting";
-  const attacker = await inst.client();
-  const deep = (depth: number) =>
-    `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d","role":"ROLE_USER",` +
-    `"parts":[{"text":"x"}],"metadata":{"a":${"[".repeat(depth)}${"]".repeat(depth)}}}}}`;
-  attacks[phase] = await during(ATTACK_MS, 4, () => post(gateway.url, deep(60_000), { key: attacker.key }));
-  expect(Object.keys(attacks[phase] ?? {})).toEqual(["200 INVALID_REQUEST"]);
+    // Freeze the gateway: nesting tens of thousands of levels deep, refused before it is parsed.
+    phase = "deep nesting";
+    const attacker = await inst.client();
+    const deep = (depth: number) =>
+      `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d","role":"ROLE_USER",` +
+      `"parts":[{"text":"x"}],"metadata":{"a":${"[".repeat(depth)}${"]".repeat(depth)}}}}}`;
+    attacks[phase] = await during(ATTACK_MS, 4, () => post(gateway.url, deep(60_000), { key: attacker.key }));
+    expect(Object.keys(attacks[phase] ?? {})).toEqual(["200 INVALID_REQUEST"]);
 
-  // Crowd others out with bodies sent without a key: refused from the headers, the body never read.
-  phase = "keyless bodies";
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { pad: "p".repeat(BIG) } });
-  attacks[phase] = await during(ATTACK_MS, 8, () => post(gateway.url, body));
-  expect(Object.keys(attacks[phase] ?? {})).toEqual(["401 UNAUTHENTICATED"]);
+    // Crowd others out with bodies sent without a key: refused from the headers, the body never read.
+    phase = "keyless bodies";
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { pad: "p".repeat(BIG) } });
+    attacks[phase] = await during(ATTACK_MS, 8, () => post(gateway.url, body));
+    expect(Object.keys(attacks[phase] ?? {})).toEqual(["401 UNAUTHENTICATED"]);
 
-  // Stop the workers: the default handler does not obey [crash] or [hang], and refuses long waits and huge chunks.
-  phase = "handler faults";
-  const faulty = await inst.client();
-  const faults = ["[crash]", "[hang]", "[sleep 99999999]", "[chunks 100000 1]"];
-  const faultTasks: string[] = [];
-  const faultAnswers = await pool(40, 4, (n) =>
-    rpc(
-      gateway.url,
-      "SendMessage",
-      { message: message(`${faults[n % faults.length]} x`), configuration: { returnImmediately: true } },
-      { key: faulty.key },
-    ),
-  );
-  const faultOutcomes: Record<string, number> = {};
-  attacks[phase] = faultOutcomes;
-  for (const answer of faultAnswers) {
-    if (answer.body?.result) faultTasks.push(answer.body.result.task.id);
-    const outcome = answer.body?.result ? "200 accepted" : `${answer.status} ${errorInfo(answer)?.reason}`;
-    faultOutcomes[outcome] = (faultOutcomes[outcome] ?? 0) + 1;
-  }
-  expect(faultTasks).toHaveLength(40);
-  // Every one of them ends (echoed, or FAILED for asking too long a wait), and no actor died for it.
-  const faultsEnded = await waitFor(
-    async () => {
-      const states = await Promise.all(faultTasks.map((id) => redis.hget(inst.keys.task(0, id), "state")));
-      const ended = states.every((state) => state === "TASK_STATE_COMPLETED" || state === "TASK_STATE_FAILED");
-      return ended ? states : undefined;
-    },
-    60_000,
-    "every task of the fault messages ended",
-  );
-  faultOutcomes.completed = faultsEnded.filter((state) => state === "TASK_STATE_COMPLETED").length;
-  faultOutcomes.failed = faultsEnded.filter((state) => state === "TASK_STATE_FAILED").length;
-
-  // Fill Redis: 1 MB messages, one after another, until the attacker's storage budget refuses them. Redis grows by
-  // no more than the budget, one run's output (counted, never cut) and the allocator's overhead.
-  phase = "fill redis";
-  const filler = await inst.client();
-  const memoryBefore = await usedMemory();
-  let peakMemory = memoryBefore;
-  attacks[phase] = await during(ATTACK_MS * 2, 1, async () => {
-    const answer = await rpc(gateway.url, "SendMessage", { message: message("m".repeat(BIG)) }, { key: filler.key });
-    peakMemory = Math.max(peakMemory, await usedMemory());
-    return answer;
-  });
-  expect(attacks[phase]?.["503 CLIENT_STORAGE_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
-
-  // Park interrupted tasks: past clients.maxInterruptedTasks a new task is refused.
-  phase = "park interrupted";
-  const parker = await inst.client();
-  attacks[phase] = await during(ATTACK_MS, 2, () =>
-    rpc(gateway.url, "SendMessage", { message: message("[input] wait for me") }, { key: parker.key }),
-  );
-  expect(attacks[phase]?.["503 INTERRUPTED_TASKS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
-  const interrupted = await redis.scard(inst.keys.clientInterrupted(inst.keys.shardOf(parker.id), parker.id));
-  expect(interrupted).toBe(MAX_INTERRUPTED);
-
-  // Crowd others out of the slots: blocking requests beyond the attacker's waiting share, slow runs beyond its running
-  // share.
-  phase = "slots";
-  const second = await inst.client();
-  attacks[phase] = await during(ATTACK_MS, 12, (lane) =>
-    rpc(
-      gateway.url,
-      "SendMessage",
-      { message: message("[sleep 8000] slow"), configuration: { returnImmediately: lane % 2 === 0 } },
-      { key: second.key },
-    ),
-  );
-  expect(attacks[phase]?.["503 CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
-  const running = await redis.scard(inst.keys.clientRunning(inst.keys.shardOf(second.id), second.id));
-  expect(running).toBeLessThanOrEqual(2);
-
-  // Stalled streams: readers that never read, 8 per task (the per-task limit) on 6 tasks that wait in the queue behind
-  // the client's running share; each snapshot carries a 200 KB message. The gateway's memory stays bounded.
-  phase = "stalled streams";
-  const staller = await inst.client();
-  const port = Number(new URL(gateway.url).port);
-  const stalledTasks: string[] = [];
-  for (let i = 0; i < 6; i++) {
-    const answer = await rpc(
-      gateway.url,
-      "SendMessage",
-      { message: message(`[sleep 9000] ${"s".repeat(200_000)}`), configuration: { returnImmediately: true } },
-      { key: staller.key },
+    // Stop the workers: the default handler does not obey [crash] or [hang], and refuses long waits and huge chunks.
+    phase = "handler faults";
+    const faulty = await inst.client();
+    const faults = ["[crash]", "[hang]", "[sleep 99999999]", "[chunks 100000 1]"];
+    const faultTasks: string[] = [];
+    const faultAnswers = await pool(40, 4, (n) =>
+      rpc(
+        gateway.url,
+        "SendMessage",
+        { message: message(`${faults[n % faults.length]} x`), configuration: { returnImmediately: true } },
+        { key: faulty.key },
+      ),
     );
-    stalledTasks.push(answer.body.result.task.id);
+    const faultOutcomes: Record<string, number> = {};
+    attacks[phase] = faultOutcomes;
+    for (const answer of faultAnswers) {
+      if (answer.body?.result) faultTasks.push(answer.body.result.task.id);
+      const outcome = answer.body?.result ? "200 accepted" : `${answer.status} ${errorInfo(answer)?.reason}`;
+      faultOutcomes[outcome] = (faultOutcomes[outcome] ?? 0) + 1;
+    }
+    expect(faultTasks).toHaveLength(40);
+    // Every one of them ends (echoed, or FAILED for asking too long a wait), and no actor died for it.
+    const faultsEnded = await waitFor(
+      async () => {
+        const states = await Promise.all(faultTasks.map((id) => redis.hget(inst.keys.task(0, id), "state")));
+        const ended = states.every((state) => state === "TASK_STATE_COMPLETED" || state === "TASK_STATE_FAILED");
+        return ended ? states : undefined;
+      },
+      60_000,
+      "every task of the fault messages ended",
+    );
+    faultOutcomes.completed = faultsEnded.filter((state) => state === "TASK_STATE_COMPLETED").length;
+    faultOutcomes.failed = faultsEnded.filter((state) => state === "TASK_STATE_FAILED").length;
+
+    // Fill Redis: 1 MB messages, one after another, until the attacker's storage budget refuses them. Redis grows by
+    // no more than the budget, one run's output (counted, never cut) and the allocator's overhead.
+    phase = "fill redis";
+    const filler = await inst.client();
+    const memoryBefore = await usedMemory();
+    let peakMemory = memoryBefore;
+    attacks[phase] = await during(ATTACK_MS * 2, 1, async () => {
+      const answer = await rpc(gateway.url, "SendMessage", { message: message("m".repeat(BIG)) }, { key: filler.key });
+      peakMemory = Math.max(peakMemory, await usedMemory());
+      return answer;
+    });
+    expect(attacks[phase]?.["503 CLIENT_STORAGE_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
+
+    // Park interrupted tasks: past clients.maxInterruptedTasks a new task is refused. (One lane: the limit is checked
+    // when a task is accepted, so tasks already queued when it is reached may still come to wait.)
+    phase = "park interrupted";
+    const parker = await inst.client();
+    attacks[phase] = await during(ATTACK_MS, 1, () =>
+      rpc(gateway.url, "SendMessage", { message: message("[input] wait for me") }, { key: parker.key }),
+    );
+    expect(attacks[phase]?.["503 INTERRUPTED_TASKS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
+    const interrupted = await redis.scard(inst.keys.clientInterrupted(inst.keys.shardOf(parker.id), parker.id));
+    expect(interrupted).toBe(MAX_INTERRUPTED);
+
+    // Crowd others out of the slots: blocking requests beyond the attacker's waiting share, slow runs beyond its running
+    // share.
+    phase = "slots";
+    const second = await inst.client();
+    attacks[phase] = await during(ATTACK_MS, 12, (lane) =>
+      rpc(
+        gateway.url,
+        "SendMessage",
+        { message: message("[sleep 8000] slow"), configuration: { returnImmediately: lane % 2 === 0 } },
+        { key: second.key },
+      ),
+    );
+    expect(attacks[phase]?.["503 CLIENT_WAITING_REQUESTS_LIMIT_EXCEEDED"] ?? 0).toBeGreaterThan(0);
+    const running = await redis.scard(inst.keys.clientRunning(inst.keys.shardOf(second.id), second.id));
+    expect(running).toBeLessThanOrEqual(2);
+
+    // Stalled streams: readers that never read, 8 per task (the per-task limit) on 6 tasks that wait in the queue behind
+    // the client's running share; each snapshot carries a 200 KB message. The gateway's memory stays bounded.
+    phase = "stalled streams";
+    const staller = await inst.client();
+    const port = Number(new URL(gateway.url).port);
+    const stalledTasks: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const answer = await rpc(
+        gateway.url,
+        "SendMessage",
+        { message: message(`[sleep 9000] ${"s".repeat(200_000)}`), configuration: { returnImmediately: true } },
+        { key: staller.key },
+      );
+      stalledTasks.push(answer.body.result.task.id);
+    }
+    const stalled = stalledTasks.flatMap((id) =>
+      Array.from({ length: 8 }, () =>
+        openRawStream(port, "SubscribeToTask", { id }, { key: staller.key, paused: true }),
+      ),
+    );
+    await waitFor(async () => (await openStreams()) >= stalled.length, 20_000, "every stalled stream open");
+    let gatewayRssPeak = rssMb(gateway.pid);
+    const rssEnd = Date.now() + ATTACK_MS;
+    while (Date.now() < rssEnd) {
+      gatewayRssPeak = Math.max(gatewayRssPeak, rssMb(gateway.pid));
+      await Bun.sleep(100);
+    }
+    attacks[phase] = { streams: stalled.length, open: await openStreams() };
+
+    // Route around a proxy: a short Host header does not make /zz/metrics into /metrics.
+    expect(await rawStatus("/zz/metrics", "a")).toBe(404);
+    expect(await rawStatus("/zz/a2a/echo", "ab")).toBe(404);
+
+    // Revocation: the stalling client's streams still open close at once, and its key is refused.
+    phase = "revocation";
+    const revokedAt = performance.now();
+    expect((await inst.cli(["clients", "revoke", staller.id])).code).toBe(0);
+    await waitFor(async () => (await openStreams()) === 0, 20_000, "the revoked client's streams closed");
+    const closedInMs = Math.round(performance.now() - revokedAt);
+    expect((await rpc(gateway.url, "GetTask", { id: ownTask }, { key: staller.key })).status).toBe(401);
+    for (const s of stalled) s.socket.destroy();
+
+    phase = "after";
+    await Bun.sleep(500);
+    await measuring.stop();
+
+    // The victim was served throughout: every answer right, p99 within a small factor of its idle p99.
+    const byPhase: Record<string, { n: number; p50: number; p99: number; max: number; failed: string[] }> = {};
+    for (const sample of measuring.samples) {
+      byPhase[sample.phase] ??= { n: 0, p50: 0, p99: 0, max: 0, failed: [] };
+      const entry = byPhase[sample.phase]!;
+      entry.n++;
+      if (!sample.ok) entry.failed.push(sample.what);
+    }
+    for (const [name, entry] of Object.entries(byPhase)) {
+      const times = measuring.samples.filter((s) => s.phase === name).map((s) => s.ms);
+      entry.p50 = Math.round(percentile(times, 50) * 10) / 10;
+      entry.p99 = Math.round(percentile(times, 99) * 10) / 10;
+      entry.max = Math.round(Math.max(...times));
+    }
+    const idle = byPhase.idle;
+    if (!idle) throw new Error("no idle samples");
+    const worst = Math.max(...Object.values(byPhase).map((entry) => entry.p99));
+    const factor = Math.round((worst / Math.max(idle.p99, 1)) * 10) / 10;
+    const memoryGrowth = peakMemory - memoryBefore;
+    figures("hostile-tenants", {
+      attacks,
+      victim: byPhase,
+      idleP99Ms: idle.p99,
+      worstP99Ms: worst,
+      p99Factor: factor,
+      redisGrowthBytes: memoryGrowth,
+      redisBoundBytes: BUDGET + ONE_RUN_OUTPUT + OVERHEAD,
+      interruptedParked: interrupted,
+      gatewayRssMb: { start: gatewayRssStart, peak: gatewayRssPeak },
+      revokedStreamsClosedMs: closedInMs,
+      supervisorExits: work.lines.filter((line) => /"msg":"actor exited/.test(line)).length,
+    });
+    for (const entry of Object.values(byPhase)) expect(entry.failed).toEqual([]);
+    // Generous for a busy 2-core machine (RELIABILITY.md has the measured factor): the point is "no freeze, no outage".
+    expect(worst).toBeLessThan(Math.max(idle.p99 * 20, 2000));
+    expect(memoryGrowth).toBeLessThanOrEqual(BUDGET + ONE_RUN_OUTPUT + OVERHEAD);
+    // Loose on purpose: the peak includes garbage not yet collected (each stream's snapshot is read, parsed and framed);
+    // before the caps, 64 stalled readers took a gateway from 75 to 390 MB.
+    expect(gatewayRssPeak - gatewayRssStart).toBeLessThan(256);
+    // The revocation notice closes them at once; the safety check every 10 s would be later than this.
+    expect(closedInMs).toBeLessThan(5000);
+
+    // No process exited: the gateway and the supervisor serve on, no actor died, nothing is stored half way.
+    expect(gateway.child.exitCode).toBeNull();
+    expect(work.child.exitCode).toBeNull();
+    expect(work.lines.filter((line) => /restart intensity exceeded|"msg":"actor exited/.test(line))).toEqual([]);
+    let violations: string[] = [];
+    await waitFor(
+      async () => {
+        ({ violations } = await checkInvariants(redis, inst.keys.prefix, { stuckAfterMs: 10_000 }));
+        return violations.length === 0;
+      },
+      20_000,
+      () => `no invariant violation; the last check found:\n${violations.join("\n")}`,
+    );
+  } finally {
+    // On a failure too: the victim must not go on calling a gateway that afterAll stops.
+    await measuring.stop();
   }
-  const stalled = stalledTasks.flatMap((id) =>
-    Array.from({ length: 8 }, () => openRawStream(port, "SubscribeToTask", { id }, { key: staller.key, paused: true })),
-  );
-  await waitFor(async () => (await openStreams()) >= stalled.length, 20_000, "every stalled stream open");
-  let gatewayRssPeak = rssMb(gateway.pid);
-  const rssEnd = Date.now() + ATTACK_MS;
-  while (Date.now() < rssEnd) {
-    gatewayRssPeak = Math.max(gatewayRssPeak, rssMb(gateway.pid));
-    await Bun.sleep(100);
-  }
-  attacks[phase] = { streams: stalled.length, open: await openStreams() };
-
-  // Route around a proxy: a short Host header does not make /zz/metrics into /metrics.
-  expect(await rawStatus("/zz/metrics", "a")).toBe(404);
-  expect(await rawStatus("/zz/a2a/echo", "ab")).toBe(404);
-
-  // Revocation: the stalling client's streams still open close at once, and its key is refused.
-  phase = "revocation";
-  const revokedAt = performance.now();
-  expect((await inst.cli(["clients", "revoke", staller.id])).code).toBe(0);
-  await waitFor(async () => (await openStreams()) === 0, 20_000, "the revoked client's streams closed");
-  const closedInMs = Math.round(performance.now() - revokedAt);
-  expect((await rpc(gateway.url, "GetTask", { id: ownTask }, { key: staller.key })).status).toBe(401);
-  for (const s of stalled) s.socket.destroy();
-
-  phase = "after";
-  await Bun.sleep(500);
-  await measuring.stop();
-
-  // The victim was served throughout: every answer right, p99 within a small factor of its idle p99.
-  const byPhase: Record<string, { n: number; p50: number; p99: number; max: number; failed: string[] }> = {};
-  for (const sample of measuring.samples) {
-    byPhase[sample.phase] ??= { n: 0, p50: 0, p99: 0, max: 0, failed: [] };
-    const entry = byPhase[sample.phase]!;
-    entry.n++;
-    if (!sample.ok) entry.failed.push(sample.what);
-  }
-  for (const [name, entry] of Object.entries(byPhase)) {
-    const times = measuring.samples.filter((s) => s.phase === name).map((s) => s.ms);
-    entry.p50 = Math.round(percentile(times, 50) * 10) / 10;
-    entry.p99 = Math.round(percentile(times, 99) * 10) / 10;
-    entry.max = Math.round(Math.max(...times));
-  }
-  const idle = byPhase.idle;
-  if (!idle) throw new Error("no idle samples");
-  const worst = Math.max(...Object.values(byPhase).map((entry) => entry.p99));
-  const factor = Math.round((worst / Math.max(idle.p99, 1)) * 10) / 10;
-  const memoryGrowth = peakMemory - memoryBefore;
-  figures("hostile-tenants", {
-    attacks,
-    victim: byPhase,
-    idleP99Ms: idle.p99,
-    worstP99Ms: worst,
-    p99Factor: factor,
-    redisGrowthBytes: memoryGrowth,
-    redisBoundBytes: BUDGET + ONE_RUN_OUTPUT + OVERHEAD,
-    interruptedParked: interrupted,
-    gatewayRssMb: { start: gatewayRssStart, peak: gatewayRssPeak },
-    revokedStreamsClosedMs: closedInMs,
-    supervisorExits: work.lines.filter((line) => /"msg":"actor exited/.test(line)).length,
-  });
-  for (const entry of Object.values(byPhase)) expect(entry.failed).toEqual([]);
-  // Generous for a busy 2-core machine (RELIABILITY.md has the measured factor): the point is "no freeze, no outage".
-  expect(worst).toBeLessThan(Math.max(idle.p99 * 20, 2000));
-  expect(memoryGrowth).toBeLessThanOrEqual(BUDGET + ONE_RUN_OUTPUT + OVERHEAD);
-  // Loose on purpose: the peak includes garbage not yet collected (each stream's snapshot is read, parsed and framed);
-  // before the caps, 64 stalled readers took a gateway from 75 to 390 MB.
-  expect(gatewayRssPeak - gatewayRssStart).toBeLessThan(256);
-  // The revocation notice closes them at once; the safety check every 10 s would be later than this.
-  expect(closedInMs).toBeLessThan(5000);
-
-  // No process exited: the gateway and the supervisor serve on, no actor died, nothing is stored half way.
-  expect(gateway.child.exitCode).toBeNull();
-  expect(work.child.exitCode).toBeNull();
-  expect(work.lines.filter((line) => /restart intensity exceeded|"msg":"actor exited/.test(line))).toEqual([]);
-  let violations: string[] = [];
-  await waitFor(
-    async () => {
-      ({ violations } = await checkInvariants(redis, inst.keys.prefix, { stuckAfterMs: 10_000 }));
-      return violations.length === 0;
-    },
-    20_000,
-    () => `no invariant violation; the last check found:\n${violations.join("\n")}`,
-  );
 }, 180_000);
