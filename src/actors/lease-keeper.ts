@@ -1,5 +1,7 @@
 // Keeps one run's lease alive while it runs: renews every third of the lease and reports a cancel request or a
-// lost lease. A renewal that fails on the connection is retried at the next tick; the lease covers the gap.
+// lost lease. A renewal that fails on the connection is retried at the next tick; the lease covers the gap. A keeper
+// started a third of a lease or more after the claim renews at once: the run's first read may have waited on Redis
+// (paused, restarting) past the lease, and a lapsed lease invites another actor to start the run over.
 import type { Claim, RunLedger } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
@@ -21,8 +23,11 @@ export class LeaseKeeper {
     private readonly logger: Logger,
   ) {}
 
-  start(): this {
-    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
+  /** Starts renewing; `claimedAt` is performance.now() when the claim that took the lease was sent. */
+  start(claimedAt: number): this {
+    const everyMs = Math.max(100, Math.floor(this.leaseMs / 3));
+    this.timer = setInterval(() => void this.renew(), everyMs);
+    if (performance.now() - claimedAt >= everyMs) void this.renew();
     return this;
   }
 

@@ -317,7 +317,7 @@ export class RunExecutor {
       this.o.consumer,
       { cancel: () => this.abort(control, "cancel"), lost: () => this.abort(control, "lost") },
       log,
-    ).start();
+    ).start(control.startedAt);
     try {
       await writer.status("TASK_STATE_WORKING");
       const legNumber = record.history.filter((message) => message.role === "ROLE_USER").length;

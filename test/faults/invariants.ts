@@ -3,11 +3,16 @@
 // per-client bookkeeping that drifted from the tasks it counts).
 import type { Redis } from "ioredis";
 import { INTERRUPTED_STATES, TERMINAL_STATES } from "../../src/protocol/index.ts";
-import { keysUnder } from "../support/redis.ts";
+import { keysUnder, redisTimeMs } from "../support/redis.ts";
 
 export interface InvariantOptions {
   /** Lease plus reclaim interval (ms): a WORKING task whose run lease expired longer ago than this is stuck. */
   stuckAfterMs: number;
+  /**
+   * Redis time (ms) since which workers could reach Redis again after an outage or a pause: a lease that lapsed
+   * before counts as expired from then on, as neither its holder nor a reclaimer could act while Redis was away.
+   */
+  reachableSince?: number;
   /** When true, every task must be terminal or interrupted (the load has ended and the work is done). */
   requireSettled?: boolean;
   /** Live capacity leases (waiting, streams) allowed, e.g. 0 once no request is open. */
@@ -32,8 +37,7 @@ export async function checkInvariants(
 ): Promise<InvariantReport> {
   const keys = await keysUnder(redis, prefix);
   const present = new Set(keys);
-  const [seconds, micros] = await redis.time();
-  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const now = await redisTimeMs(redis);
   const violations: string[] = [];
   const byState: Record<string, number> = {};
   let tasks = 0;
@@ -77,8 +81,10 @@ export async function checkInvariants(
       if (!queued && leaseMs <= now) {
         violations.push(`task ${taskId} (${state}, run ${runState}) has neither a queue entry nor a live lease`);
       }
-      if (state === "TASK_STATE_WORKING" && leaseMs > 0 && now - leaseMs > options.stuckAfterMs) {
-        violations.push(`task ${taskId} stuck WORKING ${now - leaseMs} ms past its lease`);
+      const expiredSince = Math.max(leaseMs, options.reachableSince ?? 0);
+      if (state === "TASK_STATE_WORKING" && leaseMs > 0 && now - expiredSince > options.stuckAfterMs) {
+        const reachable = expiredSince > leaseMs ? `, ${now - expiredSince} ms of them with Redis reachable` : "";
+        violations.push(`task ${taskId} stuck WORKING ${now - leaseMs} ms past its lease${reachable}`);
       }
     } else if (rest.startsWith("pushq:")) {
       const pending = await redis.llen(key);
@@ -179,8 +185,7 @@ export async function tenancyViolations(redis: Redis, prefix: string): Promise<s
 
 /** Live (unexpired) capacity leases under `prefix`: waiting requests and SSE streams, every gateway's. */
 export async function liveCapacityLeases(redis: Redis, prefix: string): Promise<number> {
-  const [seconds, micros] = await redis.time();
-  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const now = await redisTimeMs(redis);
   let live = 0;
   for (const key of await keysUnder(redis, prefix)) {
     if (LEASE_SETS.test(key) && (await redis.type(key)) === "zset") live += await redis.zcount(key, `(${now}`, "+inf");

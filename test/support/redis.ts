@@ -42,6 +42,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Redis's clock in ms: the clock the scripts stamp leases and deadlines with. */
+export async function redisTimeMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** A key prefix of its own for one test, so tests never see each other's keys. */
 export function testPrefix(): string {
   return `t${ulid().toLowerCase()}:`;

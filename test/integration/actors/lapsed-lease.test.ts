@@ -1,0 +1,115 @@
+// A run whose lease lapsed before its leg began (its first read waited on Redis longer than the lease), and which its
+// own actor's reclaim pass hands back while the actor still holds it: once the run is WORKING its lease is live again,
+// so no other actor can start it over, and it is executed once. The run executor works in this process on real
+// Redis; the read is held back by a BLPOP queued before it on the connection the executor reads tasks with.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { builtinHandlers, builtinTools } from "../../../src/actors/handlers/builtins.ts";
+import { toQueueEntries } from "../../../src/actors/queue-reader.ts";
+import { Reclaimer } from "../../../src/actors/reclaimer.ts";
+import { RunExecutor } from "../../../src/actors/run-executor.ts";
+import { loadConfig } from "../../../src/config/index.ts";
+import { QUEUE_GROUP, RunLedger } from "../../../src/journal/index.ts";
+import { createLogger } from "../../../src/log.ts";
+import { terminalEvents } from "../../faults/invariants.ts";
+import { type JournalFixture, journalFixture } from "../../support/journal.ts";
+import { redisTimeMs, startRedis, type TestRedis } from "../../support/redis.ts";
+import { acceptTask, liveClient } from "../journal/helpers.ts";
+import { waitFor } from "./harness.ts";
+
+const LEASE_SECONDS = 3;
+const CONSUMER = "holder";
+let server: TestRedis;
+let f: JournalFixture;
+let clientId: string;
+
+beforeAll(async () => {
+  server = await startRedis();
+  f = journalFixture(server);
+  clientId = await liveClient(f);
+});
+
+afterAll(async () => {
+  await server.stop();
+});
+
+test("regression: a run whose lease lapsed before its leg began, reclaimed by its own holder, renews at once and is not started over", async () => {
+  const config = loadConfig({
+    env: {
+      A2A_REDIS_KEY_PREFIX: f.prefix,
+      A2A_WORKER_LEASE_SECONDS: String(LEASE_SECONDS),
+      A2A_LOG_LEVEL: "error",
+    },
+  });
+  const commands = server.client();
+  const reads = server.client();
+  const executor = new RunExecutor({
+    redis: reads,
+    ledger: new RunLedger(commands, f.keys),
+    keys: f.keys,
+    config,
+    handlers: builtinHandlers(),
+    tools: builtinTools(),
+    apiKeys: new Map(),
+    consumer: CONSUMER,
+    logger: createLogger("lapsed-lease-test", "error"),
+  });
+  const { taskId } = await acceptTask(f, clientId, { text: "[sleep 1500] held" });
+  const reply = (await commands.xreadgroup(
+    "GROUP",
+    QUEUE_GROUP,
+    CONSUMER,
+    "COUNT",
+    1,
+    "STREAMS",
+    f.keys.queue(0),
+    ">",
+  )) as [string, [string, string[]][]][] | null;
+  const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
+  if (!entry) throw new Error("no queue entry read");
+
+  // The task read after the claim waits behind this BLPOP until the gate opens.
+  const gate = `${f.prefix}gate`;
+  const gateOpened = reads.blpop(gate, 0);
+  const processed = executor.submit(entry);
+  const runKey = f.keys.run(0, taskId);
+  const lease = await waitFor(
+    async () => {
+      const [state, until] = await f.redis.hmget(runKey, "state", "lease");
+      return state === "running" && Number(until) < (await redisTimeMs(f.redis)) ? Number(until) : undefined;
+    },
+    (LEASE_SECONDS + 10) * 1000,
+    "the claimed run's lease lapsed",
+  );
+
+  // The holder's own reclaim pass finds the entry idle past the lease and hands it to the executor that holds it.
+  const ownPass = new Reclaimer(commands, f.keys, CONSUMER, LEASE_SECONDS * 1000);
+  expect(await ownPass.reclaim(1)).toEqual([entry]);
+  await executor.submit(entry);
+  expect(executor.inflight).toBe(1);
+
+  await f.redis.lpush(gate, "open");
+  await gateOpened;
+  await waitFor(
+    async () => (await f.redis.hget(f.keys.task(0, taskId), "state")) === "TASK_STATE_WORKING",
+    10_000,
+    "the task WORKING",
+  );
+  // The lease was renewed before the WORKING status was written (the renewal left first on the same connection).
+  const [fence, renewed] = await f.redis.hmget(runKey, "fence", "lease");
+  expect(fence).toBe("1");
+  expect(Number(renewed)).toBeGreaterThan(await redisTimeMs(f.redis));
+  expect(Number(renewed)).toBeGreaterThan(lease);
+  // Another actor holding the entry (its reclaim pass could have taken it first) cannot start the run over.
+  expect(await f.ledger.claim(0, taskId, entry.id, "other", LEASE_SECONDS * 1000, config.worker.maxAttempts)).toBe(
+    "leased",
+  );
+
+  await processed;
+  expect(await f.redis.hget(f.keys.task(0, taskId), "state")).toBe("TASK_STATE_COMPLETED");
+  expect(await f.redis.hmget(runKey, "fence", "tries")).toEqual(["1", "1"]);
+  expect(await terminalEvents(f.redis, f.keys.journal(0, taskId))).toBe(1);
+  expect(await commands.xpending(f.keys.queue(0), QUEUE_GROUP)).toEqual([0, null, null, null]);
+  await executor.settled();
+  commands.disconnect();
+  reads.disconnect();
+}, 30_000);
