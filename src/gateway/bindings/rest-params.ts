@@ -21,6 +21,17 @@ export function jsonName(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
 }
 
+/** Whether a field's value can be written as one query parameter: a string, number, boolean or enum. */
+function scalar(schema: TSchema): boolean {
+  if (TypeGuard.IsUnion(schema)) return schema.anyOf.every((variant) => TypeGuard.IsLiteral(variant));
+  return (
+    TypeGuard.IsString(schema) ||
+    TypeGuard.IsInteger(schema) ||
+    TypeGuard.IsNumber(schema) ||
+    TypeGuard.IsBoolean(schema)
+  );
+}
+
 /** A query value as the field's schema types it; a value that does not parse stays a string for the schema to refuse. */
 function typed(schema: TSchema, value: string): unknown {
   if (TypeGuard.IsInteger(schema) || TypeGuard.IsNumber(schema)) {
@@ -35,7 +46,7 @@ function typed(schema: TSchema, value: string): unknown {
 
 /**
  * The request fields a query string names (A2A §11.5). Parameters that name no field of the method are ignored, as
- * unknown fields are; a field given twice (in either spelling) is refused, and so is one that holds an object.
+ * unknown fields are; a field given twice (in either spelling) is refused, and so is a structured one (an object).
  */
 export function queryFields(method: A2aMethod, query: URLSearchParams): Record<string, unknown> {
   const properties: Record<string, TSchema> = A2A_PARAMS_SCHEMAS[method].properties;
@@ -49,9 +60,9 @@ export function queryFields(method: A2aMethod, query: URLSearchParams): Record<s
         { field, description: "given more than once in the query string" },
       ]);
     }
-    if (TypeGuard.IsObject(schema)) {
-      throw new InvalidParamsError(`Invalid params: ${field}: an object cannot be sent in the query string`, [
-        { field, description: "an object field; send this method with a body" },
+    if (!scalar(schema)) {
+      throw new InvalidParamsError(`Invalid params: ${field}: cannot be sent in the query string`, [
+        { field, description: "a structured field cannot be sent in the query string" },
       ]);
     }
     fields[field] = typed(schema, value);
