@@ -75,15 +75,7 @@ test("a first segment that fits no route is the tenant (the proto's /{tenant}/â€
 });
 
 test("a path no route has is EndpointNotFoundError naming the path", () => {
-  for (const path of [
-    "/",
-    "/nothing",
-    "/tasks/",
-    "/tasks/t-1/x",
-    "/message:send/x",
-    "//tasks",
-    "/a/b/message:send",
-  ]) {
+  for (const path of ["/", "/nothing", "/tasks/", "/tasks/t-1/x", "/message:send/x", "//tasks", "/a/b/message:send"]) {
     const error = thrown(() => route("GET", path));
     expect(error).toBeInstanceOf(EndpointNotFoundError);
     expect((error as EndpointNotFoundError).metadata).toEqual({ path: `/a2a/echo${path}` });
