@@ -14,12 +14,20 @@ export interface RestErrorBody {
 }
 
 /**
- * The media type of the answers to `request`: application/a2a+json (A2A §11.1), unless the client accepts only
- * application/json (some SDK clients read an error body only when it is labelled so).
+ * The media type of the answers to `request`: application/a2a+json (A2A §11.1) when the client's Accept names it, a
+ * wildcard, or nothing; application/json when it names that instead, or only other types (a stream's
+ * text/event-stream): some SDK clients read an error body only when it is labelled application/json.
  */
 export function answerMediaType(request: Request): string {
-  const accept = request.headers.get("accept")?.toLowerCase() ?? "";
-  return accept.includes(JSON_MEDIA_TYPE) && !accept.includes(A2A_MEDIA_TYPE) ? JSON_MEDIA_TYPE : A2A_MEDIA_TYPE;
+  const accept = request.headers.get("accept") ?? "";
+  const ranges = accept
+    .split(",")
+    .map((range) => range.split(";")[0]?.trim().toLowerCase() ?? "")
+    .filter((range) => range !== "");
+  if (ranges.includes(A2A_MEDIA_TYPE)) return A2A_MEDIA_TYPE;
+  if (ranges.includes(JSON_MEDIA_TYPE)) return JSON_MEDIA_TYPE;
+  const open = ranges.length === 0 || ranges.some((range) => range === "*/*" || range === "application/*");
+  return open ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
 }
 
 export function restErrorBody(described: DescribedError): RestErrorBody {

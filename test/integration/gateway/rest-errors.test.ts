@@ -271,10 +271,11 @@ describe("tasks", () => {
         { key },
       );
       expectStatus(more, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION");
-      // A streaming route's failure before its first event is a plain answer, not a stream.
+      // A streaming route's failure before its first event is a plain answer, not a stream; asked for with
+      // Accept: text/event-stream, it is labelled application/json, which every SDK client reads.
       const subscribe = await openRestStream(h.gateway.url, "GET", `/tasks/${id}:subscribe`, undefined, { key });
       expect(subscribe.status).toBe(400);
-      expect(subscribe.contentType).toBe("application/a2a+json");
+      expect(subscribe.contentType).toBe("application/json");
       expect(subscribe.events).toEqual([]);
       expect(subscribe.json.error.details[0]).toMatchObject({
         reason: "UNSUPPORTED_OPERATION",

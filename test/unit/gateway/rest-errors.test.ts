@@ -104,14 +104,17 @@ test("an unexpected error is a 500 INTERNAL with a generic message and no detail
   }
 });
 
-test("answers are application/a2a+json unless the client accepts application/json and not it", () => {
+test("answers are application/a2a+json when Accept names it, a wildcard or nothing; else application/json", () => {
   const with_ = (accept?: string) =>
     answerMediaType(new Request("http://x/", accept === undefined ? {} : { headers: { Accept: accept } }));
   expect(with_()).toBe("application/a2a+json");
   expect(with_("*/*")).toBe("application/a2a+json");
+  expect(with_("application/*;q=0.5")).toBe("application/a2a+json");
   expect(with_("application/a2a+json, application/json")).toBe("application/a2a+json");
   expect(with_("application/json")).toBe("application/json");
-  expect(with_("text/event-stream")).toBe("application/a2a+json");
+  expect(with_("application/json, */*;q=0.1")).toBe("application/json");
+  // A streaming call's Accept: its error before the stream must be readable by clients that take only JSON.
+  expect(with_("text/event-stream")).toBe("application/json");
 });
 
 test("a result is the bare message; Delete's empty result is {}", async () => {
