@@ -30,6 +30,12 @@ export function answerMediaType(request: Request): string {
   return open ? A2A_MEDIA_TYPE : JSON_MEDIA_TYPE;
 }
 
+/**
+ * Every HTTP+JSON answer is private to the client that asked: GET answers carry tasks, and a shared cache keyed on the
+ * URL alone (one that does not know X-API-Key authenticates) must not hand them to another client.
+ */
+const NO_STORE = { "Cache-Control": "no-store" } as const;
+
 export function restErrorBody(described: DescribedError): RestErrorBody {
   const { row, message, details } = described;
   const body: RestErrorBody = { error: { code: row.httpStatus, status: row.grpcStatus, message } };
@@ -40,13 +46,13 @@ export function restErrorBody(described: DescribedError): RestErrorBody {
 export function restErrorResponse(described: DescribedError, mediaType: string): Response {
   return new Response(JSON.stringify(restErrorBody(described)), {
     status: described.row.httpStatus,
-    headers: { "Content-Type": mediaType, ...described.headers },
+    headers: { "Content-Type": mediaType, ...NO_STORE, ...described.headers },
   });
 }
 
 /** A method's response message; DeleteTaskPushNotificationConfig's empty one (null from the operation) is `{}`. */
 export function restResultResponse(result: unknown, mediaType: string): Response {
-  return new Response(JSON.stringify(result ?? {}), { headers: { "Content-Type": mediaType } });
+  return new Response(JSON.stringify(result ?? {}), { headers: { "Content-Type": mediaType, ...NO_STORE } });
 }
 
 /** Each event a bare StreamResponse; a failure after the stream opened is `event: error` with a Status body. */

@@ -106,6 +106,8 @@ describe("GET …/tasks/{id} and …/tasks", () => {
     expect(taskShape.Check(answer.body)).toBe(true);
     expect(answer.body.id).toBe(id);
     expect(answer.body.history).toHaveLength(1);
+    // A task is private to its client: no shared cache may keep it.
+    expect(answer.headers.get("cache-control")).toBe("no-store");
     for (const query of ["historyLength=0", "history_length=0"]) {
       const capped = await rest(h.gateway.url, "GET", `/tasks/${id}?${query}`, undefined, { key: client.key });
       expect("history" in capped.body).toBe(false);

@@ -40,6 +40,7 @@ afterAll(async () => {
 function expectStatus(answer: RpcAnswer, status: number, grpc: string, reason: string): void {
   expect(answer.status).toBe(status);
   expect(answer.headers.get("content-type")).toBe("application/a2a+json");
+  expect(answer.headers.get("cache-control")).toBe("no-store");
   expect(answer.body.error.code).toBe(status);
   expect(answer.body.error.status).toBe(grpc);
   expect(typeof answer.body.error.message).toBe("string");
