@@ -1,6 +1,7 @@
 // The steps every binding runs once per request, before it reads a body: the profile the path names, the client the
 // headers authenticate (no body is read for a request without a valid key), its permission on the profile, the
-// A2A-Version it asks for; and, once the request is answered, its metrics and log line.
+// A2A-Version it asks for; after it, the params check of the method; and, once the request is answered, its metrics
+// and log line.
 import { clientRequestBurst } from "../config/index.ts";
 import { type ClientRecord, storeFailure } from "../journal/index.ts";
 import {
