@@ -1,5 +1,6 @@
-// Builds each profile's public agent card (one skill, one JSON-RPC interface at /a2a/<profile>) and serves it with
-// Cache-Control and an ETag. Cards carry no credentials and no internal details (handler, limits, identity).
+// Builds each profile's public agent card (one skill; a JSON-RPC and an HTTP+JSON interface, both at /a2a/<profile>)
+// and serves it with Cache-Control and an ETag. Cards carry no credentials and no internal details (handler, limits,
+// identity).
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
@@ -19,7 +20,7 @@ export const FINAL_ONLY_NOTE =
   "Output arrives at the end, in one piece, once it has passed a content check; while the task works, it reports " +
   "progress only.";
 
-/** The JSON-RPC endpoint path of a profile. */
+/** The endpoint path of a profile: JSON-RPC answers POSTs to it, HTTP+JSON the routes under it (`…/message:send`). */
 export function profilePath(profile: string): string {
   return `/a2a/${profile}`;
 }
@@ -45,8 +46,14 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
     name: profile.name,
     description: profile.description,
     version: packageJson.version,
+    // JSON-RPC first: clients take the first interface they support.
     supportedInterfaces: [
       { url: `${baseUrl}${profilePath(profile.name)}`, protocolBinding: "JSONRPC", protocolVersion: PROTOCOL_VERSION },
+      {
+        url: `${baseUrl}${profilePath(profile.name)}`,
+        protocolBinding: "HTTP+JSON",
+        protocolVersion: PROTOCOL_VERSION,
+      },
     ],
     // A profile without streaming answers -32004, one without push notifications -32003 (see cardProfiles).
     capabilities: {

@@ -1,10 +1,14 @@
-// The gateway area: the A2A 1.0 bindings over HTTP (JSON-RPC), on one set of operations. It accepts and waits; it never runs a task (actors do,
-// and the two meet only through Redis). Other areas import the gateway only from here.
+// The gateway area: the A2A 1.0 bindings over HTTP (JSON-RPC, HTTP+JSON), on one set of operations. It accepts and
+// waits; it never runs a task (actors do, and the two meet only through Redis). Other areas import the gateway only
+// from here.
 export { AgentCards, buildAgentCard, CARD_MAX_AGE_SECONDS, PROTOCOL_VERSION, profilePath } from "./agent-card.ts";
 export { createGatewayApp, type GatewayApp, routable } from "./app.ts";
 export { API_KEY_HEADER, AuthenticationBusyError, Authenticator, credentialsOf } from "./authenticator.ts";
 export { serveJsonRpc } from "./bindings/jsonrpc.ts";
 export { type ErrorAnswer, errorAnswer, errorResponse, jsonRpcFraming } from "./bindings/jsonrpc-frames.ts";
+export { serveRest } from "./bindings/rest.ts";
+export { answerMediaType, REST_FRAMING, type RestErrorBody, restErrorBody } from "./bindings/rest-frames.ts";
+export { matchRoute, type RestRoute } from "./bindings/rest-routes.ts";
 export { type EventSink, SseEventSink, type SseFraming } from "./event-sink.ts";
 export { type GatewayContext, type ProfileRuntime, profileRuntimes } from "./gateway-context.ts";
 export { healthz, type Readiness, readyz, type ShardReadiness } from "./health.ts";

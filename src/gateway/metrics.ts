@@ -1,5 +1,6 @@
 // The gateway's Prometheus metrics (prom-client): accepts, refusals by reason, blocking waits, open streams, requests
-// by method and code, Redis errors, and installation gauges read from Redis at each scrape. Served at GET /metrics.
+// by binding, method and code, Redis errors, and installation gauges read from Redis at each scrape. Served at
+// GET /metrics.
 import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Config } from "../config/index.ts";
@@ -51,14 +52,14 @@ export class GatewayMetrics {
   });
   readonly requests = new Counter({
     name: "a2a_requests_total",
-    help: "JSON-RPC requests by method and answer code (0 = success, else the JSON-RPC error code).",
-    labelNames: ["method", "code"] as const,
+    help: "Requests by binding (jsonrpc, rest), method and answer code (0 = success, else the JSON-RPC error code).",
+    labelNames: ["binding", "method", "code"] as const,
     registers: [this.registry],
   });
   readonly requestSeconds = new Histogram({
     name: "a2a_request_duration_seconds",
-    help: "Time to answer a JSON-RPC request (a stream: until it started), by method, in seconds.",
-    labelNames: ["method"] as const,
+    help: "Time to answer a request (a stream: until it started), by binding and method, in seconds.",
+    labelNames: ["binding", "method"] as const,
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });

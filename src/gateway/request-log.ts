@@ -1,15 +1,19 @@
-// Accounts for one JSON-RPC call once it is answered: the request counter and duration histogram, refusals by reason,
-// and one `debug` log line (method, profile, client id, task id, code, duration). Never logs credentials.
+// Accounts for one request of any binding once it is answered: the request counter and duration histogram, refusals by
+// reason, and one `debug` log line (binding, method, profile, client id, task id, code, duration). Never logs credentials.
 import { A2aError, isA2aMethod, RefusalError } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 
+/** The bindings a request can come by, as the metrics and the request log name them. */
+export type BindingName = "jsonrpc" | "rest";
+
 export interface AnsweredRequest {
-  /** The JSON-RPC method as sent ("" before the envelope was read). */
+  binding: BindingName;
+  /** The A2A method: as sent in JSON-RPC ("" before the envelope was read), the route's in HTTP+JSON. */
   method: string;
   profile: string;
   clientId: string | undefined;
   taskId: string | undefined;
-  /** 0 on success, else the JSON-RPC error code. */
+  /** 0 on success, else the error's JSON-RPC code (the error table's binding-neutral code). */
   code: number;
   error: unknown;
   /** performance.now() when the request arrived. */
@@ -39,12 +43,13 @@ export function recordRequest(context: GatewayContext, answered: AnsweredRequest
   // Unknown method names are not labels: a client could otherwise grow the series without bound.
   const method = isA2aMethod(answered.method) ? answered.method : "unknown";
   const seconds = (performance.now() - answered.startedAt) / 1000;
-  metrics.requests.inc({ method, code: String(answered.code) });
-  metrics.requestSeconds.observe({ method }, seconds);
+  metrics.requests.inc({ binding: answered.binding, method, code: String(answered.code) });
+  metrics.requestSeconds.observe({ binding: answered.binding, method }, seconds);
   const { error } = answered;
   if (error instanceof RefusalError) metrics.refusals.inc({ reason: error.reason });
   logger.debug(
     {
+      binding: answered.binding,
       method: answered.method,
       profile: answered.profile,
       clientId: answered.clientId,

@@ -1,12 +1,24 @@
 // The steps every binding runs once per request, before it reads a body: the profile the path names, the client the
 // headers authenticate (no body is read for a request without a valid key), its permission on the profile, the
-// A2A-Version it asks for; and, once the request is answered, its metrics and log line.
+// A2A-Version it asks for; after it, the params check of the method; and, once the request is answered, its metrics
+// and log line.
 import { clientRequestBurst } from "../config/index.ts";
 import { type ClientRecord, storeFailure } from "../journal/index.ts";
-import { EndpointNotFoundError, RateLimitedError, VersionNotSupportedError } from "../protocol/index.ts";
+import {
+  type A2aMethod,
+  type A2aParams,
+  checkParams,
+  type DescribedError,
+  describeError,
+  EndpointNotFoundError,
+  InvalidParamsError,
+  RateLimitedError,
+  VersionNotSupportedError,
+  type Violation,
+} from "../protocol/index.ts";
 import { PROTOCOL_VERSION } from "./agent-card.ts";
 import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
-import { recordRequest, taskIdOf } from "./request-log.ts";
+import { type BindingName, recordRequest, taskIdOf } from "./request-log.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 
 /** The versions the 1.0 interfaces serve: Major.Minor, with any patch number ignored. */
@@ -54,6 +66,39 @@ export async function admit(
   return client;
 }
 
+/**
+ * Every binding's steps between the path and the body: arms the store deadline, admits the client (401, 403, 429) and
+ * checks A2A-Version. Nothing of the body has been read.
+ */
+export async function admitRequest(
+  context: GatewayContext,
+  profile: ProfileRuntime,
+  request: Request,
+  deadline: StoreDeadline,
+  account: RequestAccount,
+): Promise<ClientRecord> {
+  const seconds = context.config.server.storeTimeoutSeconds;
+  deadline.arm(seconds * 1000, seconds);
+  const client = await admit(context, profile, request, deadline);
+  account.clientId = client.id;
+  checkVersion(request);
+  return client;
+}
+
+/** ": <first violation>", for an error message. */
+export function summary(violations: readonly Violation[]): string {
+  const first = violations[0];
+  if (!first) return "";
+  return `: ${first.field === "" ? "" : `${first.field}: `}${first.description}`;
+}
+
+/** The params of `method` once they pass its schema; else InvalidParamsError (-32602, with a BadRequest). */
+export function checkedParams<M extends A2aMethod>(method: M, value: unknown): A2aParams[M] {
+  const checked = checkParams(method, value);
+  if (!checked.ok) throw new InvalidParamsError(`Invalid params${summary(checked.violations)}`, checked.violations);
+  return checked.value;
+}
+
 /** One request's account: filled in as the request is read, recorded once when it is answered. */
 export class RequestAccount {
   method = "";
@@ -64,11 +109,13 @@ export class RequestAccount {
   constructor(
     private readonly context: GatewayContext,
     readonly profile: string,
+    readonly binding: BindingName,
   ) {}
 
   /** Records the answer: `code` is 0 on success, else the error's JSON-RPC code (the error table's neutral code). */
   answered(code: number, error: unknown, result?: unknown): void {
     recordRequest(this.context, {
+      binding: this.binding,
       method: this.method,
       profile: this.profile,
       clientId: this.clientId,
@@ -77,5 +124,16 @@ export class RequestAccount {
       error,
       startedAt: this.startedAt,
     });
+  }
+
+  /** Records a failed request (logging an error no client was meant to see) and describes it for the binding's answer. */
+  failed(error: unknown): DescribedError {
+    const described = describeError(error);
+    if (described.unexpected) {
+      const { method, profile, binding } = this;
+      this.context.logger.error({ err: error, binding, method, profile }, "request failed");
+    }
+    this.answered(described.row.jsonRpcCode, error);
+    return described;
   }
 }

@@ -7,6 +7,7 @@ import {
   ContentTypeNotSupportedError,
   EndpointNotFoundError,
   ExtendedAgentCardNotConfiguredError,
+  HttpMethodNotAllowedError,
   InvalidParamsError,
   InvalidRequestError,
   MethodNotFoundError,
@@ -16,6 +17,7 @@ import {
   PushNotificationNotSupportedError,
   RateLimitedError,
   RefusalError,
+  RequestMediaTypeError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnauthenticatedError,
@@ -108,6 +110,13 @@ const ROWS: readonly ErrorRow[] = [
   },
   { type: MethodNotFoundError, jsonRpcCode: -32601, jsonRpcStatus: 200, httpStatus: 404, grpcStatus: "UNIMPLEMENTED" },
   {
+    type: HttpMethodNotAllowedError,
+    jsonRpcCode: -32601,
+    jsonRpcStatus: 405,
+    httpStatus: 405,
+    grpcStatus: "UNIMPLEMENTED",
+  },
+  {
     type: InvalidParamsError,
     jsonRpcCode: -32602,
     jsonRpcStatus: 200,
@@ -135,6 +144,13 @@ const ROWS: readonly ErrorRow[] = [
     jsonRpcStatus: 200,
     httpStatus: 400,
     grpcStatus: "FAILED_PRECONDITION",
+  },
+  {
+    type: RequestMediaTypeError,
+    jsonRpcCode: -32005,
+    jsonRpcStatus: 415,
+    httpStatus: 415,
+    grpcStatus: "INVALID_ARGUMENT",
   },
   {
     type: ContentTypeNotSupportedError,
@@ -242,6 +258,7 @@ function detailsOf(error: A2aError): ErrorDetail[] {
 function headersOf(error: A2aError): Record<string, string> {
   if (error instanceof RefusalError) return { "Retry-After": String(error.retryAfterSeconds) };
   if (error instanceof UnauthenticatedError) return { "WWW-Authenticate": `Bearer realm="${AUTH_REALM}"` };
+  if (error instanceof HttpMethodNotAllowedError) return { Allow: error.allowed.join(", ") };
   return {};
 }
 

@@ -92,6 +92,25 @@ export class MethodNotFoundError extends A2aError {
     super("METHOD_NOT_FOUND", `Method ${method} does not exist`, { metadata: { method } });
   }
 }
+/** An HTTP+JSON request whose body is not JSON by its Content-Type (HTTP 415); A2A's CONTENT_TYPE_NOT_SUPPORTED. */
+export class RequestMediaTypeError extends ContentTypeNotSupportedError {
+  constructor(mediaType: string) {
+    super(mediaType);
+    this.message = `A request body of type ${mediaType} is not accepted; send application/a2a+json or application/json`;
+  }
+}
+
+/** An HTTP+JSON path served with other HTTP methods than the request's (HTTP 405, with an Allow header). */
+export class HttpMethodNotAllowedError extends A2aError {
+  readonly allowed: readonly string[];
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super("METHOD_NOT_ALLOWED", `${method} is not served at ${path}; use ${allowed.join(" or ")}`, {
+      metadata: { method, allow: allowed.join(", ") },
+    });
+    this.allowed = allowed;
+  }
+}
+
 export class PayloadTooLargeError extends A2aError {
   constructor(limitBytes: number) {
     super("PAYLOAD_TOO_LARGE", `Request body exceeds ${limitBytes} bytes`, {

@@ -1,5 +1,6 @@
-// A small SSE client for tests: POSTs a JSON-RPC streaming call over real HTTP (fetch, or a raw socket when a test needs
-// thousands of connections or a client that stops reading) and records every event and comment as it arrives.
+// A small SSE client for tests: makes a JSON-RPC or HTTP+JSON streaming call over real HTTP (fetch, or a raw socket when a
+// test needs thousands of connections or a client that stops reading) and records every event and comment as it
+// arrives.
 import { connect, type Socket } from "node:net";
 import { HttpResponseDecoder, type SseComment, type SseEvent, SseParser } from "./sse-parser.ts";
 
@@ -110,20 +111,41 @@ function requestHeaders(options: StreamOptions): Record<string, string> {
 }
 
 /** A streaming call over fetch; resolves once the headers arrived. `abort()` drops the connection. */
-export async function openStream(
+export function openStream(
   base: string,
   method: string,
   params: unknown,
   options: StreamOptions,
 ): Promise<StreamRecording & { abort(): void }> {
-  const controller = new AbortController();
-  const recording = Object.assign(new StreamRecording(), { abort: () => controller.abort() });
-  const response = await fetch(`${base}/a2a/${options.profile ?? "echo"}`, {
+  return record(`${base}/a2a/${options.profile ?? "echo"}`, {
     method: "POST",
     headers: requestHeaders(options),
     body: envelope(method, params, options.id ?? 1),
-    signal: controller.signal,
   });
+}
+
+/**
+ * An HTTP+JSON streaming call (`path` below the profile's endpoint, e.g. `/message:stream`) over fetch; `body` is sent
+ * as JSON when given. Its events' data are bare StreamResponses.
+ */
+export function openRestStream(
+  base: string,
+  httpMethod: "GET" | "POST",
+  path: string,
+  body: unknown,
+  options: StreamOptions,
+): Promise<StreamRecording & { abort(): void }> {
+  return record(`${base}/a2a/${options.profile ?? "echo"}${path}`, {
+    method: httpMethod,
+    headers: requestHeaders(options),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function record(url: string, init: RequestInit): Promise<StreamRecording & { abort(): void }> {
+  const controller = new AbortController();
+  const recording = Object.assign(new StreamRecording(), { abort: () => controller.abort() });
+  const response = await fetch(url, { ...init, signal: controller.signal });
   recording.status = response.status;
   recording.contentType = response.headers.get("content-type") ?? "";
   response.headers.forEach((value, name) => {

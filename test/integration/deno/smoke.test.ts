@@ -1,13 +1,14 @@
 // The same source under Deno: `deno run -A src/cli.ts gateway` and `… work` (actors under Deno too) on a real
-// redis-server serve a blocking SendMessage, an accepted task, a stream (ended when its client leaves) and a webhook.
+// redis-server serve a blocking SendMessage, an accepted task, a stream (ended when its client leaves), a webhook, and
+// the HTTP+JSON binding's send, get and stream.
 // Skipped only when the deno binary is absent (npm ci installs it from the deno dev dependency).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { CapacityLeases } from "../../../src/journal/index.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { openStream } from "../../support/sse-client.ts";
+import { openRestStream, openStream } from "../../support/sse-client.ts";
 import { waitFor } from "../actors/harness.ts";
-import { message, rpc } from "../gateway/harness.ts";
+import { message, rest, rpc } from "../gateway/harness.ts";
 import { denoBinary, getTask, type Installation, installation, type Running } from "../multi/installation.ts";
 import { acceptedThenCompleted, blockingEcho, pushDelivered, streamedEcho } from "../multi/scenarios.ts";
 import { type Receiver, startReceiver } from "../push/receiver.ts";
@@ -82,5 +83,28 @@ describe.skipIf(!deno)("under Deno", () => {
 
   test("a deno actor delivers the webhooks", async () => {
     await pushDelivered(gateway.url, key, "pushed by deno", hook);
+  }, 20_000);
+
+  test("HTTP+JSON: a blocking send, GetTask by its route, a stream of bare StreamResponses, a 404", async () => {
+    const sent = await rest(gateway.url, "POST", "/message:send", { message: message("rest under deno") }, { key });
+    expect(sent.status).toBe(200);
+    expect(sent.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    const got = await rest(gateway.url, "GET", `/tasks/${sent.body.task.id}?historyLength=0`, undefined, { key });
+    expect(got.body.id).toBe(sent.body.task.id);
+    const stream = await openRestStream(
+      gateway.url,
+      "POST",
+      "/message:stream",
+      { message: message("rest stream") },
+      {
+        key,
+      },
+    );
+    await stream.until((r) => r.ended, 15_000);
+    expect(stream.messages[0].task.id).toBeDefined();
+    expect(stream.messages.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    const missing = await rest(gateway.url, "GET", "/tasks/no-such-task", undefined, { key });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.status).toBe("NOT_FOUND");
   }, 20_000);
 });

@@ -1,5 +1,5 @@
 // Gateway integration harness: a real redis-server, a key prefix per test file, a gateway on port 0 over real HTTP,
-// a FakeActor to move tasks, and small JSON-RPC helpers built on fetch.
+// a FakeActor to move tasks, and small JSON-RPC and HTTP+JSON helpers built on fetch.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,6 +118,39 @@ export async function post(base: string, body: string, options: RpcOptions = {})
   return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
 }
 
+export interface RestOptions {
+  key?: string | undefined;
+  /** The A2A-Version header; null sends none. */
+  version?: string | null;
+  profile?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Calls one HTTP+JSON route: `path` is below the profile's endpoint (`/tasks/t-1`, `/message:send`); `body` is sent as
+ * JSON, or as it is when a string.
+ */
+export async function rest(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: RestOptions = {},
+): Promise<RpcAnswer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (body !== undefined) headers["Content-Type"] ??= "application/a2a+json";
+  if (options.key !== undefined) headers.Authorization = `Bearer ${options.key}`;
+  const version = options.version === undefined ? "1.0" : options.version;
+  if (version !== null) headers["A2A-Version"] = version;
+  const response = await fetch(`${base}/a2a/${options.profile ?? "echo"}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
+}
+
 /** Calls one JSON-RPC method. */
 export async function rpc(base: string, method: string, params: unknown, options: RpcOptions = {}): Promise<RpcAnswer> {
   const envelope: Record<string, unknown> = { jsonrpc: "2.0", id: options.id ?? 1, method };
@@ -133,21 +166,31 @@ export function message(text: string, extra: Partial<Message> = {}): Message {
   return { messageId: `msg-${Date.now()}-${counter}`, role: "ROLE_USER", parts: [{ text }], ...extra };
 }
 
-/** The ErrorInfo detail of an error answer. */
+/** The google.rpc details of an error answer: JSON-RPC's `error.data`, HTTP+JSON's `error.details`. */
+// biome-ignore lint/suspicious/noExplicitAny: see RpcAnswer
+export function details(answer: RpcAnswer): any[] {
+  return answer.body.error.data ?? answer.body.error.details ?? [];
+}
+
+/** The ErrorInfo detail of an error answer (either binding). */
 export function errorInfo(answer: RpcAnswer): {
   "@type": string;
   reason: string;
   domain: string;
   metadata?: Record<string, string>;
 } {
-  // biome-ignore lint/suspicious/noExplicitAny: see RpcAnswer
-  return answer.body.error.data.find((detail: any) => detail["@type"] === "type.googleapis.com/google.rpc.ErrorInfo");
+  return details(answer).find((detail) => detail["@type"] === "type.googleapis.com/google.rpc.ErrorInfo");
 }
 
-/** The RetryInfo detail of an error answer. */
+/** The RetryInfo detail of an error answer (either binding). */
 export function retryInfo(answer: RpcAnswer): { "@type": string; retryDelay: string } | undefined {
-  // biome-ignore lint/suspicious/noExplicitAny: see RpcAnswer
-  return answer.body.error.data.find((detail: any) => detail["@type"] === "type.googleapis.com/google.rpc.RetryInfo");
+  return details(answer).find((detail) => detail["@type"] === "type.googleapis.com/google.rpc.RetryInfo");
+}
+
+/** The BadRequest field violations of an error answer (either binding); [] without one. */
+export function fieldViolations(answer: RpcAnswer): { field: string; description: string }[] {
+  const found = details(answer).find((detail) => detail["@type"] === "type.googleapis.com/google.rpc.BadRequest");
+  return found?.fieldViolations ?? [];
 }
 
 /** Polls `probe` until it returns true or `timeoutMs` passes. */

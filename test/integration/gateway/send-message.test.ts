@@ -44,6 +44,7 @@ describe("agent cards and health", () => {
     expect(cardShape.Check(card)).toBe(true);
     expect(card.supportedInterfaces).toEqual([
       { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ]);
     expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
     expect(card.securitySchemes).toEqual({

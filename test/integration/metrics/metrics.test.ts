@@ -1,5 +1,6 @@
 // Scrapes the gateway's and the supervisor's GET /metrics and shows the counters move: a refusal while no worker is
-// live, then an accepted task that a real actor process completes. Also: server.metricsToken guards the gateway's.
+// live, then an accepted task that a real actor process completes, each request counted under its binding. Also:
+// server.metricsToken guards the gateway's.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { runSupervisor } from "../../../src/actors/index.ts";
 import { loadConfig } from "../../../src/config/index.ts";
@@ -60,6 +61,17 @@ async function send(text: string): Promise<{ result?: { task: { status: { state:
   return (await response.json()) as { result?: { task: { status: { state: string } } }; error?: unknown };
 }
 
+/** One HTTP+JSON request to the echo profile; answers with the HTTP status. */
+async function restCall(method: string, path: string, body?: unknown): Promise<number> {
+  const response = await fetch(`${gateway.url}/a2a/echo${path}`, {
+    method,
+    headers: { "Content-Type": "application/a2a+json", Authorization: `Bearer ${apiKey}`, "A2A-Version": "1.0" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
 async function scrape(url: string, headers: Record<string, string> = {}): Promise<string> {
   const response = await fetch(url, { headers });
   expect(response.status).toBe(200);
@@ -101,7 +113,13 @@ test("counters move as a task is refused, then accepted and completed by a real 
   expect(refused.error).toBeDefined();
   const afterRefusal = await gatewayMetrics();
   expect(value(afterRefusal, 'a2a_refusals_total{reason="WORKER_UNAVAILABLE"}')).toBe(1);
-  expect(value(afterRefusal, 'a2a_requests_total{method="SendMessage",code="-32000"}')).toBe(1);
+  expect(value(afterRefusal, 'a2a_requests_total{binding="jsonrpc",method="SendMessage",code="-32000"}')).toBe(1);
+  const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "over HTTP+JSON" }] };
+  expect(await restCall("POST", "/message:send", { message })).toBe(503);
+  const afterRestRefusal = await gatewayMetrics();
+  expect(value(afterRestRefusal, 'a2a_refusals_total{reason="WORKER_UNAVAILABLE"}')).toBe(2);
+  expect(value(afterRestRefusal, 'a2a_requests_total{binding="rest",method="SendMessage",code="-32000"}')).toBe(1);
+  expect(value(afterRestRefusal, 'a2a_requests_total{binding="jsonrpc",method="SendMessage",code="-32000"}')).toBe(1);
   expect(value(afterRefusal, 'a2a_accepts_total{profile="echo",kind="new"}')).toBe(0);
   expect(value(afterRefusal, "a2a_live_workers")).toBe(0);
   expect(value(afterRefusal, "a2a_installation_read_ok")).toBe(1);
@@ -122,7 +140,13 @@ test("counters move as a task is refused, then accepted and completed by a real 
   expect(value(after, 'a2a_accepts_total{profile="echo",kind="new"}')).toBe(1);
   expect(value(after, 'a2a_blocking_waits_total{outcome="met"}')).toBe(1);
   expect(value(after, 'a2a_blocking_wait_seconds_count{outcome="met"}')).toBe(1);
-  expect(value(after, 'a2a_requests_total{method="SendMessage",code="0"}')).toBe(1);
+  expect(value(after, 'a2a_requests_total{binding="jsonrpc",method="SendMessage",code="0"}')).toBe(1);
+  expect(await restCall("GET", "/tasks")).toBe(200);
+  expect(await restCall("GET", "/tasks/no-such-task")).toBe(404);
+  const afterRest = await gatewayMetrics();
+  expect(value(afterRest, 'a2a_requests_total{binding="rest",method="ListTasks",code="0"}')).toBe(1);
+  expect(value(afterRest, 'a2a_requests_total{binding="rest",method="GetTask",code="-32001"}')).toBe(1);
+  expect(value(afterRest, 'a2a_request_duration_seconds_count{binding="rest",method="ListTasks"}')).toBe(1);
   expect(value(after, "a2a_queue_depth")).toBe(0);
   expect(value(after, "a2a_open_streams")).toBe(0);
 

@@ -1,5 +1,5 @@
-// The agent card of a profile: A2A 1.0 shape, one JSON-RPC interface at /a2a/<profile>, the profile's skill, both
-// security schemes, nothing internal; served with Cache-Control and an ETag.
+// The agent card of a profile: A2A 1.0 shape, a JSON-RPC and an HTTP+JSON interface at /a2a/<profile>, the profile's
+// skill, both security schemes, nothing internal; served with Cache-Control and an ETag.
 import { expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
@@ -14,11 +14,12 @@ function profile(overrides: Partial<Profile> = {}): Profile {
   return { ...base!, ...overrides };
 }
 
-test("a card is a valid A2A 1.0 AgentCard with one JSON-RPC 1.0 interface at the profile's path", () => {
+test("a card is a valid A2A 1.0 AgentCard with a JSON-RPC, then an HTTP+JSON 1.0 interface at the profile's path", () => {
   const card = buildAgentCard(profile(), "https://agents.example.com");
   expect(cardShape.Check(card)).toBe(true);
   expect(card.supportedInterfaces).toEqual([
     { url: "https://agents.example.com/a2a/echo", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+    { url: "https://agents.example.com/a2a/echo", protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
   ]);
   expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
   expect(card.securitySchemes).toEqual({
