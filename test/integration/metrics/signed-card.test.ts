@@ -1,5 +1,7 @@
 // Signed agent cards over real HTTP: a gateway with server.cardSigningKeyEnv signs every card; the card verifies with
-// an independent JOSE library (jose) against the JWKS the gateway publishes, and a tampered card does not.
+// an independent JOSE library (jose) against the JWKS the gateway publishes, and a tampered card does not. The
+// signature covers the 1.0 AgentCard: a verifier reads the card as that message first, as the official SDKs do, so the
+// three top-level fields for 0.3 clients (not AgentCard fields) are outside it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from "jose";
@@ -45,8 +47,12 @@ function jcs(value: unknown): string {
 
 type Card = Record<string, unknown> & { signatures?: { protected: string; signature: string }[] };
 
+/** The fields of a served card that are not AgentCard fields. */
+const V03_FIELDS = ["url", "preferredTransport", "protocolVersion"];
+
 async function verify(card: Card, jwks: JSONWebKeySet) {
-  const { signatures, ...unsigned } = card;
+  const { signatures, ...rest } = card;
+  const unsigned = Object.fromEntries(Object.entries(rest).filter(([key]) => !V03_FIELDS.includes(key)));
   const signature = signatures?.[0];
   if (!signature) throw new Error("the card carries no signature");
   const payload = Buffer.from(jcs(unsigned)).toString("base64url");
@@ -72,5 +78,7 @@ test("every card verifies with jose against the published JWKS; a tampered card 
 
     const tampered = { ...card, description: `${String(card.description)} (and more)` };
     await expect(verify(tampered, jwks)).rejects.toThrow();
+    const otherInterface = { ...card, supportedInterfaces: [{ url: "https://elsewhere.example/a2a/echo" }] };
+    await expect(verify(otherInterface, jwks)).rejects.toThrow();
   }
 });
