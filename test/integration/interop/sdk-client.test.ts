@@ -1,7 +1,8 @@
 // Interoperability with the official A2A JavaScript SDK (@a2a-js/sdk 1.3.0, A2A 1.0): its ClientFactory resolves our
 // agent cards and its JSON-RPC client drives a real gateway (real Redis, a FakeActor moving tasks), authenticated
-// through the SDK's own mechanisms: an authenticating fetch (Bearer) and a call interceptor (X-API-Key).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+// through the SDK's own mechanisms: an authenticating fetch (Bearer) and a call interceptor (X-API-Key). Every card,
+// result and stream event the SDK receives also passes the strict ProtoJSON parser built from the A2A 1.0 proto.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import {
   type ListTasksRequest,
@@ -18,10 +19,12 @@ import {
   ClientFactory,
   ClientFactoryOptions,
   createAuthenticatingFetchWithRetry,
+  DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
 import { type Harness, profile, startHarness } from "../gateway/harness.ts";
 import { emitChunks } from "../streams/helpers.ts";
+import { ProtoJsonWatch } from "./proto-json-watch.ts";
 
 let h: Harness;
 let base: string;
@@ -29,6 +32,12 @@ let key: string;
 let clientId: string;
 /** Resolved from /.well-known/agent-card.json (the first profile, "echo"); Bearer via an authenticating fetch. */
 let sdk: Client;
+/** Every answer the SDK clients get passes through it. */
+const watch = new ProtoJsonWatch();
+const watchedOptions = {
+  cardResolver: new DefaultAgentCardResolver({ fetchImpl: watch.fetch as typeof fetch }),
+  transports: [new JsonRpcTransportFactory({ fetchImpl: watch.fetch as typeof fetch })],
+};
 
 function sdkMessage(text: string): Message {
   return {
@@ -77,19 +86,29 @@ beforeAll(async () => {
   base = h.gateway.url;
   await h.actor.live();
   ({ id: clientId, key } = await h.client());
-  const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+  const fetchImpl = createAuthenticatingFetchWithRetry(watch.fetch as typeof fetch, {
     headers: async () => ({ Authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
   });
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      cardResolver: watchedOptions.cardResolver,
       transports: [new JsonRpcTransportFactory({ fetchImpl })],
     }),
   );
   sdk = await factory.createFromUrl(base);
 });
 
+afterEach(async () => {
+  await watch.settled();
+  expect(watch.problems).toEqual([]);
+});
+
 afterAll(async () => {
+  // The watch saw every kind of answer: a silent watch would prove nothing.
+  expect(watch.checked.cards).toBeGreaterThanOrEqual(2);
+  expect(watch.checked.results).toBeGreaterThanOrEqual(15);
+  expect(watch.checked.events).toBeGreaterThanOrEqual(6);
   await h.stop();
 });
 
@@ -109,7 +128,10 @@ describe("@a2a-js/sdk client", () => {
       after: async () => {},
     };
     const second = await new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { clientConfig: { interceptors: [apiKeyHeader] } }),
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        ...watchedOptions,
+        clientConfig: { interceptors: [apiKeyHeader] },
+      }),
     ).createFromUrl(`${base}/a2a/second/.well-known/agent-card.json`, "");
     expect((await second.getAgentCard()).supportedInterfaces[0]?.url).toBe(`${base}/a2a/second`);
     const accepted = asTask(await second.sendMessage(sendRequest("to second", true)));
