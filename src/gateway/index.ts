@@ -1,5 +1,6 @@
-// The gateway area: the A2A bindings over HTTP (JSON-RPC 1.0 and 0.3), on one set of operations. It accepts and waits; it never runs a task (actors do,
-// and the two meet only through Redis). Other areas import the gateway only from here.
+// The gateway area: the A2A bindings over HTTP (JSON-RPC, in A2A 1.0 and 0.3), on one set of operations. It accepts
+// and waits; it never runs a task (actors do, and the two meet only through Redis). Other areas import the gateway only
+// from here.
 export {
   AgentCards,
   buildAgentCard,

@@ -1,7 +1,7 @@
 // Reads a request as ProtoJSON parsers do, driven by the request's TypeBox schema: a field may be sent under its JSON
 // name or its proto name (`taskId` or `task_id`), an enum as its name or its number, an int32 as a number or a decimal
 // string; fields the proto does not define are dropped, and an enum's zero value (`*_UNSPECIFIED`) reads as unset.
-// The result holds the proto's fields only, so nothing a client adds is ever stored or echoed. Checking is not done here.
+// The result holds the proto's fields only, so nothing a client adds is ever stored or echoed. It checks nothing.
 import { Kind, type TSchema, TypeGuard } from "@sinclair/typebox";
 
 /** The schema option naming a proto enum's values in number order (index 0 is the `*_UNSPECIFIED` value). */

@@ -49,10 +49,12 @@ export const V1_DIALECT: JsonRpcDialect = {
   version: "1.0",
   read(method, params) {
     if (!isA2aMethod(method)) {
-      const hint = isV03Method(method)
-        ? `it is the A2A 0.3 name of ${V03_METHODS[method]}: call ${V03_METHODS[method]}, or send no A2A-Version header to speak 0.3`
-        : undefined;
-      throw new MethodNotFoundError(method, hint);
+      if (!isV03Method(method)) throw new MethodNotFoundError(method);
+      const v1 = V03_METHODS[method];
+      throw new MethodNotFoundError(
+        method,
+        `it is the A2A 0.3 name of ${v1}: call ${v1}, or send no A2A-Version header to speak 0.3`,
+      );
     }
     const checked = checkParams(method, params);
     if (!checked.ok) invalidParams(checked.violations);
