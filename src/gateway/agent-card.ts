@@ -1,15 +1,24 @@
-// Builds each profile's public agent card (one skill; a JSON-RPC and an HTTP+JSON interface, both at /a2a/<profile>)
-// and serves it with Cache-Control and an ETag. Cards carry no credentials and no internal details (handler, limits,
-// identity).
+// Builds each profile's public agent card (one skill; the JSON-RPC endpoint at /a2a/<profile>, listed as a 1.0 and a
+// 0.3 interface, and the HTTP+JSON binding under the same path) and serves it with Cache-Control and an ETag, plus the
+// three top-level fields a 0.3 client reads (outside the signature, which covers the 1.0 card). Cards carry no
+// credentials and no internal details (handler, limits, identity).
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
-import type { AgentCard, SecurityRequirement, SecurityScheme } from "../protocol/index.ts";
+import {
+  type AgentCard,
+  type SecurityRequirement,
+  type SecurityScheme,
+  V03_CARD_PROTOCOL_VERSION,
+  type V03CardFields,
+} from "../protocol/index.ts";
 import { API_KEY_HEADER } from "./authenticator.ts";
 import { type CardSigner, JWKS_PATH } from "./card-signer.ts";
 
 /** The A2A protocol version this gateway serves, as cards and `A2A-Version` spell it. */
 export const PROTOCOL_VERSION = "1.0";
+/** The earlier version the JSON-RPC endpoint also serves (to requests without A2A-Version). */
+export const V03_PROTOCOL_VERSION = "0.3";
 /** How long clients and proxies may cache a card, in seconds. */
 export const CARD_MAX_AGE_SECONDS = 300;
 
@@ -54,6 +63,11 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
         protocolBinding: "HTTP+JSON",
         protocolVersion: PROTOCOL_VERSION,
       },
+      {
+        url: `${baseUrl}${profilePath(profile.name)}`,
+        protocolBinding: "JSONRPC",
+        protocolVersion: V03_PROTOCOL_VERSION,
+      },
     ],
     // A profile without streaming answers -32004, one without push notifications -32003 (see cardProfiles).
     capabilities: {
@@ -76,6 +90,18 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
         outputModes: [...profile.outputModes],
       },
     ],
+  };
+}
+
+/**
+ * The top-level fields of a 0.3 card that a 0.3 client reads to find the endpoint. 1.0 parsers ignore them (the
+ * official SDKs read `supportedInterfaces` when it is present), and they are not part of the signed 1.0 card.
+ */
+export function v03CardFields(profile: Profile, baseUrl: string): V03CardFields {
+  return {
+    url: `${baseUrl}${profilePath(profile.name)}`,
+    preferredTransport: "JSONRPC",
+    protocolVersion: V03_CARD_PROTOCOL_VERSION,
   };
 }
 
@@ -115,7 +141,7 @@ export class AgentCards {
     if (!card) {
       const built = buildAgentCard(profile, base);
       const signed = this.signer ? { ...built, signatures: [this.signer.sign(built, `${base}${JWKS_PATH}`)] } : built;
-      const body = JSON.stringify(signed);
+      const body = JSON.stringify({ ...signed, ...v03CardFields(profile, base) });
       card = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
       this.cards.set(cacheKey, card);
     }

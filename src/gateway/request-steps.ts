@@ -21,15 +21,27 @@ import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
 import { type BindingName, recordRequest, taskIdOf } from "./request-log.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 
+/** The A2A versions a binding may serve, as `A2A-Version` spells them (Major.Minor). */
+export type ServedVersion = "1.0" | "0.3";
 /** The versions the 1.0 interfaces serve: Major.Minor, with any patch number ignored. */
-export const SERVED_VERSIONS = [PROTOCOL_VERSION] as const;
-const SERVED_VERSION = /^1\.0(\.\d+)?$/;
+export const SERVED_VERSIONS = [PROTOCOL_VERSION] as const satisfies readonly ServedVersion[];
+const KNOWN_VERSION = /^(1\.0|0\.3)(\.\d+)?$/;
 
-/** Reads `A2A-Version` (header, or the query parameter of that name); throws -32009 unless it is 1.0. */
-export function checkVersion(request: Request): void {
+/**
+ * The version a request asks for in `A2A-Version` (header, or the query parameter of that name), patch number
+ * ignored; an absent or empty one is 0.3, as the specification reads it. Throws -32009 unless it is one of `served`.
+ */
+export function requestedVersion(request: Request, served: readonly ServedVersion[]): ServedVersion {
   const header = request.headers.get("a2a-version") ?? new URL(request.url).searchParams.get("A2A-Version") ?? "";
   const requested = header.trim();
-  if (!SERVED_VERSION.test(requested)) throw new VersionNotSupportedError(requested, SERVED_VERSIONS);
+  const version = requested === "" ? "0.3" : (KNOWN_VERSION.exec(requested)?.[1] as ServedVersion | undefined);
+  if (version === undefined || !served.includes(version)) throw new VersionNotSupportedError(requested, served);
+  return version;
+}
+
+/** Reads `A2A-Version`; throws -32009 unless it is 1.0. */
+export function checkVersion(request: Request): void {
+  requestedVersion(request, SERVED_VERSIONS);
 }
 
 /** The profile a path names; EndpointNotFoundError (404) for a name no profile has. */
@@ -76,12 +88,13 @@ export async function admitRequest(
   request: Request,
   deadline: StoreDeadline,
   account: RequestAccount,
+  served: readonly ServedVersion[] = SERVED_VERSIONS,
 ): Promise<ClientRecord> {
   const seconds = context.config.server.storeTimeoutSeconds;
   deadline.arm(seconds * 1000, seconds);
   const client = await admit(context, profile, request, deadline);
   account.clientId = client.id;
-  checkVersion(request);
+  requestedVersion(request, served);
   return client;
 }
 

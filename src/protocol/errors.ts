@@ -55,6 +55,16 @@ export class VersionNotSupportedError extends A2aError {
   }
 }
 
+/** A 1.0 method name in a request read as 0.3 (no A2A-Version header, or 0.3): the message says what to send. */
+export class VersionHeaderRequiredError extends VersionNotSupportedError {
+  constructor(method: string, served: readonly string[]) {
+    super("0.3", served);
+    this.message =
+      `${method} is an A2A 1.0 method: send the header "A2A-Version: 1.0". A request without that header is read ` +
+      "as A2A 0.3, whose methods are named like message/send";
+  }
+}
+
 /** One invalid field: `field` is a dotted path such as `message.parts[0].text`. */
 export interface FieldViolation {
   field: string;
@@ -88,8 +98,11 @@ export class ParseError extends A2aError {
   }
 }
 export class MethodNotFoundError extends A2aError {
-  constructor(method: string) {
-    super("METHOD_NOT_FOUND", `Method ${method} does not exist`, { metadata: { method } });
+  /** `hint`, when given, follows the message (e.g. the method's name in the other protocol version). */
+  constructor(method: string, hint?: string) {
+    super("METHOD_NOT_FOUND", `Method ${method} does not exist${hint === undefined ? "" : `; ${hint}`}`, {
+      metadata: { method },
+    });
   }
 }
 /** An HTTP+JSON request whose body is not JSON by its Content-Type (HTTP 415); A2A's CONTENT_TYPE_NOT_SUPPORTED. */

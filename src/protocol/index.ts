@@ -31,15 +31,20 @@ export {
   JsonRpcSuccessResponseSchema,
 } from "./jsonrpc.ts";
 export * from "./limits.ts";
+export { PROTO_ENUM, type ProtoJsonReader, protoJsonReader, protoName } from "./proto-json.ts";
 export * from "./schema/index.ts";
+export * from "./v03/index.ts";
 export {
   A2A_METHODS,
   A2A_PARAMS_SCHEMAS,
+  type A2aCall,
   type A2aMethod,
   type A2aParams,
+  type Checker,
   type CheckResult,
   checkJsonRpcRequest,
   checkParams,
+  compileChecker,
   isA2aMethod,
   MAX_VIOLATIONS,
   type Violation,

@@ -1,9 +1,11 @@
 // Validates JSON-RPC envelopes and per-method params against compiled TypeBox checkers, and turns
-// TypeBox errors into short `{ field, description }` violations for a -32602 / -32600 answer.
+// TypeBox errors into short `{ field, description }` violations for a -32602 / -32600 answer. Params are read as
+// ProtoJSON first (proto names, enum numbers, unknown fields dropped): what passes holds the proto's fields only.
 
 import { type Static, type TSchema, TypeGuard } from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler, type ValueError, ValueErrorType } from "@sinclair/typebox/compiler";
+import { TypeCompiler, type ValueError, ValueErrorType } from "@sinclair/typebox/compiler";
 import { type JsonRpcRequest, JsonRpcRequestSchema } from "./jsonrpc.ts";
+import { type ProtoJsonReader, protoJsonReader } from "./proto-json.ts";
 import {
   CancelTaskRequestSchema,
   DeleteTaskPushNotificationConfigRequestSchema,
@@ -54,6 +56,8 @@ export const A2A_PARAMS_SCHEMAS = {
   GetExtendedAgentCard: GetExtendedAgentCardRequestSchema,
 } as const satisfies Record<A2aMethod, TSchema>;
 export type A2aParams = { [M in A2aMethod]: Static<(typeof A2A_PARAMS_SCHEMAS)[M]> };
+/** One method with its checked params, for any method: what a binding hands to the operations. */
+export type A2aCall = { [M in A2aMethod]: { method: M; params: A2aParams[M] } }[A2aMethod];
 
 /** One problem, as in a `google.rpc.BadRequest` field violation. `field` is `""` for the value itself. */
 export type Violation = { field: string; description: string };
@@ -62,12 +66,28 @@ export type CheckResult<T> = { ok: true; value: T } | { ok: false; violations: V
 /** More violations than this only bury the first one. */
 export const MAX_VIOLATIONS = 10;
 
+/** A compiled check of one schema: the value as checked (after `read`), or its violations. */
+export type Checker<T> = (value: unknown) => CheckResult<T>;
+
+/** Compiles a checker for `schema`; `read` prepares the value first (default: as it is). */
+export function compileChecker<S extends TSchema>(
+  schema: S,
+  read: ProtoJsonReader = (value) => value,
+): Checker<Static<S>> {
+  const checker = TypeCompiler.Compile(schema);
+  return (value) => {
+    const prepared = read(value);
+    if (checker.Check(prepared)) return { ok: true, value: prepared };
+    return { ok: false, violations: collectViolations(checker.Errors(prepared), prepared) };
+  };
+}
+
 // Compiled once at load; SendMessage and SendStreamingMessage share one checker.
-const compiledBySchema = new Map<TSchema, TypeCheck<TSchema>>();
-const PARAMS_CHECKERS = new Map<A2aMethod, TypeCheck<TSchema>>(
+const compiledBySchema = new Map<TSchema, Checker<unknown>>();
+const PARAMS_CHECKERS = new Map<A2aMethod, Checker<unknown>>(
   A2A_METHODS.map((method) => {
     const schema: TSchema = A2A_PARAMS_SCHEMAS[method];
-    const checker = compiledBySchema.get(schema) ?? TypeCompiler.Compile(schema);
+    const checker = compiledBySchema.get(schema) ?? compileChecker(schema, protoJsonReader(schema));
     compiledBySchema.set(schema, checker);
     return [method, checker];
   }),
@@ -75,15 +95,14 @@ const PARAMS_CHECKERS = new Map<A2aMethod, TypeCheck<TSchema>>(
 const REQUEST_CHECKER = TypeCompiler.Compile(JsonRpcRequestSchema);
 
 /**
- * Checks `params` for `method`. Omitted params (`undefined`) are checked as `{}`, so a missing
- * required field is reported by name; `GetExtendedAgentCard` may omit params entirely.
+ * Reads `params` for `method` as ProtoJSON and checks them; the value returned holds the proto's fields only, under
+ * their JSON names. Omitted params (`undefined`) are checked as `{}`, so a missing required field is reported by name;
+ * `GetExtendedAgentCard` may omit params entirely. Every binding calls this on whatever it assembled as the request.
  */
 export function checkParams<M extends A2aMethod>(method: M, value: unknown): CheckResult<A2aParams[M]> {
   const checker = PARAMS_CHECKERS.get(method);
   if (checker === undefined) throw new TypeError(`no params checker for ${method}`);
-  const params = value === undefined ? {} : value;
-  if (checker.Check(params)) return { ok: true, value: params as A2aParams[M] };
-  return { ok: false, violations: collectViolations(checker.Errors(params), params) };
+  return checker(value === undefined ? {} : value) as CheckResult<A2aParams[M]>;
 }
 
 /** Checks the JSON-RPC 2.0 envelope of a single request (a failure is -32600). */

@@ -9,6 +9,8 @@ export interface StreamOptions {
   profile?: string;
   id?: string | number;
   headers?: Record<string, string>;
+  /** The A2A-Version header (default 1.0); null sends none (an A2A 0.3 request). */
+  version?: string | null;
 }
 
 /** Everything one streaming call received; `json` is set instead of events when the answer was not a stream. */
@@ -101,11 +103,12 @@ function envelope(method: string, params: unknown, id: string | number): string 
 }
 
 function requestHeaders(options: StreamOptions): Record<string, string> {
+  const version = options.version === undefined ? "1.0" : options.version;
   return {
     "Content-Type": "application/json",
     Accept: "text/event-stream",
     Authorization: `Bearer ${options.key}`,
-    "A2A-Version": "1.0",
+    ...(version === null ? {} : { "A2A-Version": version }),
     ...options.headers,
   };
 }

@@ -1,5 +1,6 @@
 // The JSON-RPC binding's framing: error responses (code, HTTP status and headers from the protocol's error table),
-// success responses, and the SSE frames of a stream, whose every `data:` line is a JSON-RPC response.
+// success responses, and the SSE frames of a stream, whose every `data:` line is a JSON-RPC response with the event in
+// the dialect's form.
 import {
   type DescribedError,
   describeError,
@@ -9,6 +10,8 @@ import {
 } from "../../protocol/index.ts";
 import type { SseFraming } from "../event-sink.ts";
 import { dataFrame, errorEventFrame } from "../sse-frames.ts";
+import { closesStream } from "../task-stream.ts";
+import { type JsonRpcDialect, V1_DIALECT } from "./jsonrpc-dialect.ts";
 
 /** What to send for an error: HTTP status, extra headers and the JSON-RPC error response. */
 export interface ErrorAnswer {
@@ -52,10 +55,16 @@ export function resultResponse(id: JsonRpcId, result: unknown): Response {
   });
 }
 
-/** SSE frames whose data lines are JSON-RPC responses repeating the request's id; an error ends as `event: error`. */
-export function jsonRpcFraming(id: JsonRpcId): SseFraming {
+/**
+ * SSE frames whose data lines are JSON-RPC responses repeating the request's id, each event written as `dialect`
+ * writes it (a status update that closes the stream is its last); an error ends as `event: error`.
+ */
+export function jsonRpcFraming(id: JsonRpcId, dialect: JsonRpcDialect = V1_DIALECT): SseFraming {
   return {
-    event: (result) => dataFrame(JSON.stringify({ jsonrpc: "2.0", id, result })),
+    event: (event) => {
+      const final = event.statusUpdate !== undefined && closesStream(event.statusUpdate.status.state);
+      return dataFrame(JSON.stringify({ jsonrpc: "2.0", id, result: dialect.event(event, final) }));
+    },
     error: (described) => errorEventFrame(JSON.stringify(errorBody(described, id))),
   };
 }

@@ -112,6 +112,7 @@ export {
   ROLES,
   type Role,
   RoleSchema,
+  TASK_STATE_NUMBERS,
   TASK_STATES,
   type TaskState,
   TaskStateSchema,

@@ -82,7 +82,7 @@ test("wrong params are -32602 naming the field: missing, wrong types, unknown en
     ["SendMessage", { message: { ...message("x"), role: "ROLE_AGENT" } }, "message.role"],
     ["SendMessage", { message: { ...message("x"), parts: [] } }, "message.parts"],
     ["SendMessage", { message: { ...message("x"), parts: [{ kind: "text", text: 1 }] } }, "message.parts[0].text"],
-    ["SendMessage", { message: message("x"), configuration: { historyLength: "5" } }, "configuration.historyLength"],
+    ["SendMessage", { message: message("x"), configuration: { historyLength: "five" } }, "configuration.historyLength"],
     ["SendMessage", { message: message("x"), configuration: { historyLength: -1 } }, "configuration.historyLength"],
     [
       "SendMessage",

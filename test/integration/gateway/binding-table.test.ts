@@ -333,10 +333,23 @@ describe("credentials, version and input", () => {
     expect(sameObservation(seen, statuses(403))).toMatchObject({ reason: "PERMISSION_DENIED" });
   });
 
-  test("another A2A-Version: VERSION_NOT_SUPPORTED (JSON-RPC 200, HTTP+JSON 400)", async () => {
+  test("another A2A-Version: VERSION_NOT_SUPPORTED (JSON-RPC 200, HTTP+JSON 400), each naming what it serves", async () => {
     const { key } = await h.client();
-    const seen = await overBoth(h, (b) => call(h.gateway.url, b, "ListTasks", {}, { key, version: "0.3" }));
-    expect(sameObservation(seen, statuses(400, 200))).toMatchObject({ reason: "VERSION_NOT_SUPPORTED" });
+    const seen = await overBoth(h, (b) => call(h.gateway.url, b, "ListTasks", {}, { key, version: "2.0" }));
+    // The JSON-RPC endpoint also serves A2A 0.3 (to clients without the header); the HTTP+JSON routes serve 1.0 only.
+    const { message: jsonRpcMessage, metadata: jsonRpcMetadata, ...jsonRpc } = observed(seen.jsonrpc);
+    const { message: restMessage, metadata: restMetadata, ...rest } = observed(seen.rest);
+    expect([seen.rest.status, seen.jsonrpc.status]).toEqual([400, 200]);
+    expect(rest).toEqual(jsonRpc);
+    expect(jsonRpc).toMatchObject({ reason: "VERSION_NOT_SUPPORTED" });
+    expect([jsonRpcMetadata, restMetadata]).toEqual([
+      { requested: "2.0", served: "1.0,0.3" },
+      { requested: "2.0", served: "1.0" },
+    ]);
+    expect([jsonRpcMessage, restMessage]).toEqual([
+      "A2A-Version 2.0 is not served; this interface serves 1.0, 0.3",
+      "A2A-Version 2.0 is not served; this interface serves 1.0",
+    ]);
   });
 
   test("a body over the cap: 413; nesting past the limit: INVALID_REQUEST with the same message", async () => {

@@ -48,6 +48,7 @@ test("each profile's card lists JSON-RPC first, then HTTP+JSON, at the URL the r
   expect(card.supportedInterfaces).toEqual([
     { url: `${h.gateway.url}/a2a/second`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
     { url: `${h.gateway.url}/a2a/second`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    { url: `${h.gateway.url}/a2a/second`, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
   ]);
   // The card is still served below the profile's path, next to the routes.
   expect((await fetch(`${h.gateway.url}/a2a/second/.well-known/agent-card.json`)).status).toBe(200);

@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 describe("agent cards and health", () => {
-  test("the well-known card describes the first profile with one JSON-RPC 1.0 interface at /a2a/echo", async () => {
+  test("the well-known card describes the first profile: its JSON-RPC endpoint /a2a/echo at 1.0, then at 0.3", async () => {
     const response = await fetch(`${h.gateway.url}/.well-known/agent-card.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toMatch(/max-age=\d+/);
@@ -45,7 +45,13 @@ describe("agent cards and health", () => {
     expect(card.supportedInterfaces).toEqual([
       { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      { url: `${h.gateway.url}/a2a/echo`, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ]);
+    expect(card).toMatchObject({
+      url: `${h.gateway.url}/a2a/echo`,
+      preferredTransport: "JSONRPC",
+      protocolVersion: "0.3.0",
+    });
     expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
     expect(card.securitySchemes).toEqual({
       bearer: { httpAuthSecurityScheme: { scheme: "Bearer" } },

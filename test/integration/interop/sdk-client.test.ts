@@ -1,8 +1,9 @@
 // Interoperability with the official A2A JavaScript SDK (@a2a-js/sdk 1.3.0, A2A 1.0): its ClientFactory resolves our
 // agent cards, and the same matrix runs over its JSON-RPC transport and over its HTTP+JSON (REST) transport against a
 // real gateway (real Redis, a FakeActor moving tasks), authenticated through the SDK's own mechanisms: an
-// authenticating fetch (Bearer) and a call interceptor (X-API-Key).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+// authenticating fetch (Bearer) and a call interceptor (X-API-Key). Every card, result and stream event the SDK
+// receives, over either transport, also passes the strict ProtoJSON parser built from the A2A 1.0 proto.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import {
   type ListTasksRequest,
@@ -19,12 +20,14 @@ import {
   ClientFactory,
   ClientFactoryOptions,
   createAuthenticatingFetchWithRetry,
+  DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   RestTransportFactory,
   type TransportFactory,
 } from "@a2a-js/sdk/client";
 import { eventually, type Harness, profile, startHarness } from "../gateway/harness.ts";
 import { emitChunks } from "../streams/helpers.ts";
+import { ProtoJsonWatch } from "./proto-json-watch.ts";
 
 /** One of the SDK's transports, and how its errors say what the server answered. */
 interface Transport {
@@ -103,7 +106,20 @@ beforeAll(async () => {
   await h.actor.live();
 });
 
+/** Every answer the SDK clients get passes through it. */
+const watch = new ProtoJsonWatch();
+const watchedFetch = watch.fetch as typeof fetch;
+
+afterEach(async () => {
+  await watch.settled();
+  expect(watch.problems).toEqual([]);
+});
+
 afterAll(async () => {
+  // The watch saw every kind of answer: a silent watch would prove nothing.
+  expect(watch.checked.cards).toBeGreaterThanOrEqual(4);
+  expect(watch.checked.results).toBeGreaterThanOrEqual(30);
+  expect(watch.checked.events).toBeGreaterThanOrEqual(12);
   await h.stop();
 });
 
@@ -114,8 +130,9 @@ async function sdkClient(
 ): Promise<Client> {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: watchedFetch }),
       // Merged with the default transports by name: the preference keeps the client on this one.
-      transports: [transport.factory(options.fetchImpl)],
+      transports: [transport.factory(options.fetchImpl ?? watchedFetch)],
       preferredTransports: [transport.binding],
       ...(options.interceptors ? { clientConfig: { interceptors: options.interceptors } } : {}),
     }),
@@ -132,7 +149,7 @@ for (const transport of TRANSPORTS) {
 
     beforeAll(async () => {
       ({ id: clientId, key } = await h.client());
-      const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+      const fetchImpl = createAuthenticatingFetchWithRetry(watchedFetch, {
         headers: async () => ({ Authorization: `Bearer ${key}` }),
         shouldRetryWithHeaders: async () => undefined,
       });
@@ -145,6 +162,7 @@ for (const transport of TRANSPORTS) {
       expect(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion])).toEqual([
         [`${base}/a2a/echo`, "JSONRPC", "1.0"],
         [`${base}/a2a/echo`, "HTTP+JSON", "1.0"],
+        [`${base}/a2a/echo`, "JSONRPC", "0.3"],
       ]);
       expect(card.capabilities?.streaming).toBe(true);
       expect(Object.keys(card.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
@@ -313,7 +331,7 @@ for (const transport of TRANSPORTS) {
 
     test("a refusal (the client's task limit) reaches the SDK with our message; nothing was stored", async () => {
       const limited = await h.client({ limit: 1 });
-      const fetchImpl = createAuthenticatingFetchWithRetry(fetch, {
+      const fetchImpl = createAuthenticatingFetchWithRetry(watchedFetch, {
         headers: async () => ({ Authorization: `Bearer ${limited.key}` }),
         shouldRetryWithHeaders: async () => undefined,
       });

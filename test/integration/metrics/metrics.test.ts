@@ -135,7 +135,7 @@ test("counters move as a task is refused, then accepted and completed by a real 
   expect(await eventually(live, 1, 15_000)).toBe(1);
 
   const answered = await send("counted");
-  expect(answered.result?.task.status.state).toBe("TASK_STATE_COMPLETED");
+  expect(answered).toMatchObject({ result: { task: { status: { state: "TASK_STATE_COMPLETED" } } } });
   const after = await gatewayMetrics();
   expect(value(after, 'a2a_accepts_total{profile="echo",kind="new"}')).toBe(1);
   expect(value(after, 'a2a_blocking_waits_total{outcome="met"}')).toBe(1);

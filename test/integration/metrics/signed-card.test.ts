@@ -1,5 +1,7 @@
 // Signed agent cards over real HTTP: a gateway with server.cardSigningKeyEnv signs every card; the card verifies with
-// an independent JOSE library (jose) against the JWKS the gateway publishes, and a tampered card does not.
+// an independent JOSE library (jose) against the JWKS the gateway publishes, and a tampered card does not. The
+// signature covers the 1.0 AgentCard: a verifier reads the card as that message first, as the official SDKs do, so the
+// three top-level fields for 0.3 clients (not AgentCard fields) are outside it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { type AgentCard as SdkAgentCard, verifyAgentCardSignature } from "@a2a-js/sdk";
@@ -64,9 +66,13 @@ function drop(value: unknown): unknown {
 
 type Card = Record<string, unknown> & { signatures?: { protected: string; signature: string }[] };
 
+/** The fields of a served card that are not AgentCard fields. */
+const V03_FIELDS = ["url", "preferredTransport", "protocolVersion"];
+
 /** Verifies the first signature over the canonical form 8.4.1 describes (empty members dropped, then JCS). */
 async function verify(card: Card, jwks: JSONWebKeySet) {
-  const { signatures, ...unsigned } = card;
+  const { signatures, ...rest } = card;
+  const unsigned = Object.fromEntries(Object.entries(rest).filter(([key]) => !V03_FIELDS.includes(key)));
   const signature = signatures?.[0];
   if (!signature) throw new Error("the card carries no signature");
   const payload = Buffer.from(jcs(drop(unsigned))).toString("base64url");
@@ -92,6 +98,8 @@ test("every card verifies with jose against the published JWKS; a tampered card 
 
     const tampered = { ...card, description: `${String(card.description)} (and more)` };
     await expect(verify(tampered, jwks)).rejects.toThrow();
+    const otherInterface = { ...card, supportedInterfaces: [{ url: "https://elsewhere.example/a2a/echo" }] };
+    await expect(verify(otherInterface, jwks)).rejects.toThrow();
   }
 });
 
@@ -113,7 +121,8 @@ test("the signed payload is the card without signatures and without empty member
   const card = (await (await fetch(`${gateway.url}/.well-known/agent-card.json`)).json()) as Card;
   const signature = card.signatures?.[0];
   if (!signature) throw new Error("the card carries no signature");
-  const { signatures: _ignored, ...unsigned } = card;
+  const { signatures: _ignored, ...rest } = card;
+  const unsigned = Object.fromEntries(Object.entries(rest).filter(([key]) => !V03_FIELDS.includes(key)));
   // The card's security requirements carry empty scope lists: they are not part of what is signed.
   expect(JSON.stringify(unsigned)).toContain('"list":[]');
   const expected = jcs(drop(unsigned));

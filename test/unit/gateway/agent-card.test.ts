@@ -1,5 +1,6 @@
-// The agent card of a profile: A2A 1.0 shape, a JSON-RPC and an HTTP+JSON interface at /a2a/<profile>, the profile's
-// skill, both security schemes, nothing internal; served with Cache-Control and an ETag.
+// The agent card of a profile: A2A 1.0 shape, a JSON-RPC 1.0, an HTTP+JSON 1.0 and a JSON-RPC 0.3 interface at
+// /a2a/<profile>, the profile's skill, both security schemes, nothing internal; served with Cache-Control and an ETag
+// and the top-level fields a 0.3 client reads.
 import { expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
@@ -14,12 +15,13 @@ function profile(overrides: Partial<Profile> = {}): Profile {
   return { ...base!, ...overrides };
 }
 
-test("a card is a valid A2A 1.0 AgentCard with a JSON-RPC, then an HTTP+JSON 1.0 interface at the profile's path", () => {
+test("a card is a valid A2A 1.0 AgentCard with JSON-RPC 1.0, HTTP+JSON 1.0 and JSON-RPC 0.3 at the profile's path", () => {
   const card = buildAgentCard(profile(), "https://agents.example.com");
   expect(cardShape.Check(card)).toBe(true);
   expect(card.supportedInterfaces).toEqual([
     { url: "https://agents.example.com/a2a/echo", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
     { url: "https://agents.example.com/a2a/echo", protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    { url: "https://agents.example.com/a2a/echo", protocolBinding: "JSONRPC", protocolVersion: "0.3" },
   ]);
   expect(card.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
   expect(card.securitySchemes).toEqual({
@@ -117,4 +119,16 @@ test("cards are served with Cache-Control and an ETag; a matching If-None-Match 
   expect(cards.respond("missing", new Request("http://x/"))).toBeUndefined();
   base = "http://localhost:2";
   expect(cards.respond("echo", new Request("http://x/"))?.headers.get("etag")).not.toBe(etag);
+});
+
+test("a served card adds the 0.3 top-level fields (endpoint, transport, version) to the 1.0 card and nothing else", async () => {
+  const cards = new AgentCards([profile()], () => "https://agents.example.com");
+  const served = (await cards.respond("echo", new Request("http://x/"))?.json()) as Record<string, unknown>;
+  const { url, preferredTransport, protocolVersion, ...v1 } = served;
+  expect({ url, preferredTransport, protocolVersion }).toEqual({
+    url: "https://agents.example.com/a2a/echo",
+    preferredTransport: "JSONRPC",
+    protocolVersion: "0.3.0",
+  });
+  expect(v1).toEqual(JSON.parse(JSON.stringify(buildAgentCard(profile(), "https://agents.example.com"))));
 });

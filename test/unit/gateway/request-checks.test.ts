@@ -1,6 +1,6 @@
 // Small request checks: the A2A-Version rule, media types against a profile's input modes, ListTasks timestamps.
 import { expect, test } from "bun:test";
-import { checkVersion } from "../../../src/gateway/index.ts";
+import { checkVersion, JSONRPC_VERSIONS, requestedVersion } from "../../../src/gateway/index.ts";
 import { timestampMs } from "../../../src/gateway/operations/list-tasks.ts";
 import { acceptsMediaType } from "../../../src/gateway/operations/message-checks.ts";
 import { VersionNotSupportedError } from "../../../src/protocol/index.ts";
@@ -16,6 +16,20 @@ test("A2A-Version 1.0 and 1.0.x are served; absent (read as 0.3) and others are 
     expect(() => checkVersion(request(headers))).toThrow(VersionNotSupportedError);
   }
   expect(() => checkVersion(request({}))).toThrow(/no A2A-Version header \(read as 0\.3\).*serves 1\.0/);
+});
+
+test("the JSON-RPC endpoint reads an absent or empty A2A-Version, and 0.3.x, as 0.3; 1.0.x as 1.0; others are -32009", () => {
+  const version = (headers: Record<string, string>, query = "") =>
+    requestedVersion(request(headers, query), JSONRPC_VERSIONS);
+  expect(version({})).toBe("0.3");
+  expect(version({ "A2A-Version": " " })).toBe("0.3");
+  expect(version({ "A2A-Version": "0.3" })).toBe("0.3");
+  expect(version({ "A2A-Version": "0.3.0" })).toBe("0.3");
+  expect(version({ "A2A-Version": "1.0.1" })).toBe("1.0");
+  expect(version({}, "?A2A-Version=1.0")).toBe("1.0");
+  for (const asked of ["0.2", "1.1", "2.0", "0.3x", "latest"]) {
+    expect(() => version({ "A2A-Version": asked })).toThrow(/serves 1\.0, 0\.3/);
+  }
 });
 
 test("media types match exactly, by type/* or */*, ignoring parameters and case", () => {
