@@ -5,6 +5,7 @@ import { registerClients } from "./cli/clients.ts";
 import { CommandError } from "./cli/command-error.ts";
 import { createContext } from "./cli/context.ts";
 import { registerGateway } from "./cli/gateway.ts";
+import { registerInit } from "./cli/init.ts";
 import { requireRedis } from "./cli/redis-reach.ts";
 import { registerSend } from "./cli/send.ts";
 import { registerStart } from "./cli/start.ts";
@@ -27,6 +28,7 @@ program.hook("preAction", async (_program, action) => {
   const top = action.parent === program ? action : action.parent;
   if (top && NEEDS_REDIS.has(top.name())) await requireRedis(context.config());
 });
+registerInit(program, context);
 registerStart(program, context);
 registerClients(program, context);
 registerGateway(program, context);
