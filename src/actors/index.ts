@@ -26,6 +26,7 @@ export { echoHandler, noopHandler } from "./handlers/echo.ts";
 export { faultsHandler } from "./handlers/faults.ts";
 export {
   type AbortReason,
+  type ArtifactChunk,
   defineHandler,
   type Emit,
   type Handler,
