@@ -1,7 +1,7 @@
 // The chat client of the `llm` handler, on the `openai` library, for any OpenAI-compatible endpoint: streamed
 // (`stream: true`) text deltas and tool calls. The key is held by the library, sent only in the Authorization header,
 // and never part of an error.
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -60,25 +60,35 @@ const MAX_RETRIES = 2;
 
 export class OpenAiCompatibleClient implements LlmClient {
   readonly model: string;
-  readonly #api: OpenAI;
+  readonly #apiKey: string | undefined;
+  /** The library client, made on the first call: importing `openai` costs an actor ~0.2 s and ~15 MiB. */
+  #api: Promise<OpenAI> | undefined;
 
   constructor(
     private readonly config: LlmConfig,
     apiKey: string | undefined,
-    fetchImpl: typeof fetch = fetch,
+    private readonly fetchImpl: typeof fetch = fetch,
   ) {
     this.model = config.model;
-    // Everything is given explicitly: the library must not pick up OPENAI_* variables from the worker's environment.
-    this.#api = new OpenAI({
-      baseURL: config.baseUrl.replace(/\/+$/, ""),
-      apiKey: apiKey ?? "none",
-      organization: null,
-      project: null,
-      fetch: fetchImpl,
-      maxRetries: MAX_RETRIES,
-      // Without a key no Authorization header at all (a local server), never a made-up one.
-      ...(apiKey ? {} : { defaultHeaders: { authorization: null } }),
+    this.#apiKey = apiKey;
+  }
+
+  #client(): Promise<OpenAI> {
+    this.#api ??= import("openai").then(({ default: OpenAI }) => {
+      const apiKey = this.#apiKey;
+      // Everything is given explicitly: the library must not pick up OPENAI_* variables from the worker's environment.
+      return new OpenAI({
+        baseURL: this.config.baseUrl.replace(/\/+$/, ""),
+        apiKey: apiKey ?? "none",
+        organization: null,
+        project: null,
+        fetch: this.fetchImpl,
+        maxRetries: MAX_RETRIES,
+        // Without a key no Authorization header at all (a local server), never a made-up one.
+        ...(apiKey ? {} : { defaultHeaders: { authorization: null } }),
+      });
     });
+    return this.#api;
   }
 
   async chat(request: ChatRequest): Promise<ChatReply> {
@@ -91,9 +101,10 @@ export class OpenAiCompatibleClient implements LlmClient {
     if (request.tools && request.tools.length > 0) body.tools = request.tools;
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#api.chat.completions.create(body, { signal: request.signal });
+      stream = await (await this.#client()).chat.completions.create(body, { signal: request.signal });
     } catch (error) {
-      if (error instanceof OpenAI.APIError && error.status !== undefined)
+      const { APIError } = await import("openai"); // loaded by now: #client() imported it
+      if (error instanceof APIError && error.status !== undefined)
         throw new LlmRequestError(error.status, error.message, { cause: error });
       throw error;
     }
