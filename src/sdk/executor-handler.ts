@@ -185,7 +185,14 @@ export function fromAgentExecutor(
     const bus = new DefaultExecutionEventBus();
     const mapper = new EventMapper(ctx);
     bus.on("event", mapper.onEvent);
+    ctx.signal.throwIfAborted();
+    let aborted: () => void = () => {};
+    // The leg ends on an abort even when the executor ignores its cancelTask: the runtime has ended the task.
+    const abort = new Promise<void>((resolve) => {
+      aborted = resolve;
+    });
     const cancel = () => {
+      aborted();
       executor.cancelTask(ctx.taskId, bus).catch(() => {});
     };
     ctx.signal.addEventListener("abort", cancel, { once: true });
@@ -196,14 +203,14 @@ export function fromAgentExecutor(
         thrown = { error };
       });
     try {
-      await Promise.race([executing, mapper.settled]);
+      await Promise.race([executing, mapper.settled, abort]);
+      ctx.signal.throwIfAborted();
       await mapper.drained();
     } finally {
       ctx.signal.removeEventListener("abort", cancel);
       bus.off("event", mapper.onEvent);
       void executing.finally(() => bus.finished());
     }
-    ctx.signal.throwIfAborted();
     const outcome = mapper.outcome;
     if (!outcome && thrown) throw thrown.error;
     if (!outcome || outcome.kind === "completed") return undefined;
