@@ -58,10 +58,11 @@ export class JournalSink implements OutputSink {
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
     const previous = this.flushHeld(false);
-    const written = this.writer.artifact(artifact, {
-      append: chunk?.append === true,
-      lastChunk: chunk?.lastChunk ?? true,
-    });
+    const lastChunk = chunk?.lastChunk ?? true;
+    const written = this.writer.artifact(
+      artifact,
+      chunk?.append === true ? { append: true, lastChunk } : { lastChunk },
+    );
     return previous.then(() => written);
   }
 
