@@ -6,8 +6,8 @@ import type { Guardrail } from "../guardrail/index.ts";
 import type { Logger } from "../log.ts";
 import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink } from "./emit-gate.ts";
-import type { HandlerResult } from "./handlers/handler-api.ts";
-import { ContentCheckFailure, judgeOutput, messageArtifact } from "./output-check.ts";
+import type { ArtifactChunk, HandlerResult } from "./handlers/handler-api.ts";
+import { ContentCheckFailure, chunked, judgeOutput, messageArtifact } from "./output-check.ts";
 
 export interface CheckedSinkOptions {
   readonly profile: Profile;
@@ -31,9 +31,10 @@ export class CheckedSink implements OutputSink {
     return this.inner.text(delta);
   }
 
-  artifact(artifact: Artifact): Promise<void> {
-    this.artifacts.set(artifact.artifactId, artifact);
-    return this.inner.artifact(artifact);
+  artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
+    const earlier = this.artifacts.get(artifact.artifactId);
+    this.artifacts.set(artifact.artifactId, chunked(earlier, artifact, chunk));
+    return this.inner.artifact(artifact, chunk);
   }
 
   progress(message: string, metadata?: Record<string, unknown>): Promise<void> {

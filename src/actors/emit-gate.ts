@@ -7,13 +7,13 @@ import type { Logger } from "../log.ts";
 import type { Artifact } from "../protocol/index.ts";
 import { CheckedSink } from "./checked-sink.ts";
 import { GuardedSink } from "./guarded-sink.ts";
-import type { HandlerResult } from "./handlers/handler-api.ts";
+import type { ArtifactChunk, HandlerResult } from "./handlers/handler-api.ts";
 import type { RunWriter } from "./run-writer.ts";
 
 /** Where a run's output goes, in call order. */
 export interface OutputSink {
   text(delta: string): Promise<void>;
-  artifact(artifact: Artifact): Promise<void>;
+  artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void>;
   progress(message: string, metadata?: Record<string, unknown>): Promise<void>;
   /**
    * Called once, after the handler returned normally: flushes what is held, closes the open text artifact, and writes
@@ -56,9 +56,13 @@ export class JournalSink implements OutputSink {
     return previous;
   }
 
-  artifact(artifact: Artifact): Promise<void> {
+  artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
     const previous = this.flushHeld(false);
-    const written = this.writer.artifact(artifact, { lastChunk: true });
+    const lastChunk = chunk?.lastChunk ?? true;
+    const written = this.writer.artifact(
+      artifact,
+      chunk?.append === true ? { append: true, lastChunk } : { lastChunk },
+    );
     return previous.then(() => written);
   }
 

@@ -6,8 +6,8 @@ import type { GuardedOutput, Guardrail } from "../guardrail/index.ts";
 import type { Logger } from "../log.ts";
 import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink, OutputTarget } from "./emit-gate.ts";
-import type { HandlerResult } from "./handlers/handler-api.ts";
-import { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, messageArtifact } from "./output-check.ts";
+import type { ArtifactChunk, HandlerResult } from "./handlers/handler-api.ts";
+import { CONTENT_CHECK_FAILED, ContentCheckFailure, chunked, judgeOutput, messageArtifact } from "./output-check.ts";
 
 /** The key of a progress event's metadata: `{ "a2a-runtime/progress": { characters, artifacts } }`. */
 export const PROGRESS_METADATA_KEY = "a2a-runtime/progress";
@@ -63,9 +63,9 @@ export class GuardedSink implements OutputSink {
     return this.activity();
   }
 
-  artifact(artifact: Artifact): Promise<void> {
+  artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.held.set(artifact.artifactId, artifact);
+    this.held.set(artifact.artifactId, chunked(this.held.get(artifact.artifactId), artifact, chunk));
     return this.activity();
   }
 

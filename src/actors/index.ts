@@ -12,12 +12,21 @@ export {
   TEXT_ARTIFACT_NAME,
 } from "./emit-gate.ts";
 export { GuardedSink, type GuardedSinkOptions, PROGRESS_INTERVAL_MS, PROGRESS_METADATA_KEY } from "./guarded-sink.ts";
+export { checkHandlerModules } from "./handler-check.ts";
 export { clockTool, NoWorkspaceError, readFileTool } from "./handlers/builtin-tools.ts";
-export { builtinHandlers, builtinTools, HandlerModuleError, loadHandlerModules } from "./handlers/builtins.ts";
+export {
+  builtinHandlers,
+  builtinTools,
+  HandlerModuleError,
+  loadHandlerModules,
+  loadProfileHandlers,
+  unregisteredHandlersProblem,
+} from "./handlers/builtins.ts";
 export { echoHandler, noopHandler } from "./handlers/echo.ts";
 export { faultsHandler } from "./handlers/faults.ts";
 export {
   type AbortReason,
+  type ArtifactChunk,
   defineHandler,
   type Emit,
   type Handler,

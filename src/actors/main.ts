@@ -13,7 +13,7 @@ import { actorPipeFrom } from "./actor-pipe.ts";
 import { resolveApiKeys } from "./api-keys.ts";
 import { connectRedis } from "./connections.ts";
 import { HandlerActivity } from "./handler-activity.ts";
-import { builtinHandlers, builtinTools, loadHandlerModules } from "./handlers/builtins.ts";
+import { builtinTools, loadProfileHandlers } from "./handlers/builtins.ts";
 import { ActorMetrics, reportSnapshots } from "./metrics.ts";
 import type { ActorStart } from "./supervisor.ts";
 import { RUNTIME_VERSION } from "./version.ts";
@@ -28,8 +28,7 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
   }
   const { config, handlerModules } = parsed as ActorStart;
   const logger = createLogger("actor", config.log.level, { pretty: wantsPrettyLogs(process.stderr, process.env) });
-  const loaded = builtinHandlers();
-  await loadHandlerModules(handlerModules, loaded);
+  const loaded = await loadProfileHandlers(handlerModules, config.profiles);
   // Supervised, each handler says when it runs: the supervisor does not count the exit of an actor killed by a run.
   const handlers = pipe ? new HandlerActivity(pipe).wrap(loaded) : loaded;
   const apiKeys = resolveApiKeys(config, process.env);

@@ -11,7 +11,8 @@ import {
   type Verdict,
 } from "../guardrail/index.ts";
 import type { Artifact } from "../protocol/index.ts";
-import { HandlerFailure } from "./handlers/handler-api.ts";
+import { type ArtifactChunk, HandlerFailure } from "./handlers/handler-api.ts";
+import { applyArtifact } from "./run-writer.ts";
 
 /** The status message of a task whose output did not pass the check (the reason stays in the worker's log). */
 export const CONTENT_CHECK_FAILED = "The answer did not pass the content check.";
@@ -66,4 +67,10 @@ export async function judgeOutput(
   if (typeof answer === "object" && answer !== null && (answer as { pass?: unknown }).pass === true) return PASS;
   const reason = (answer as { reason?: unknown } | null | undefined)?.reason;
   return fail(typeof reason === "string" && reason !== "" ? reason : `${guardrail.name}: answered no verdict`);
+}
+
+/** The artifact a held copy becomes after one more event of its id: replaced, or with `append` the parts added. */
+export function chunked(earlier: Artifact | undefined, artifact: Artifact, chunk: ArtifactChunk | undefined): Artifact {
+  if (!earlier || chunk?.append !== true) return artifact;
+  return applyArtifact([earlier], artifact, true)[0] ?? artifact;
 }

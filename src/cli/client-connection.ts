@@ -1,7 +1,7 @@
 // The options every A2A client command shares (--url, --profile, --key) and the client they make. The key comes from
 // --key or A2A_API_KEY as the entry passed it in; it is sent as a Bearer token and never printed.
-import type { Command } from "commander";
-import { A2aClient } from "../client/index.ts";
+import { type Command, InvalidArgumentError } from "commander";
+import { A2aClient, agentCardUrl, fetchAgentCard, jsonRpcInterface, ResponseError } from "../client/index.ts";
 import { publicUrl } from "../config/index.ts";
 import type { CliContext } from "./context.ts";
 
@@ -33,14 +33,44 @@ export function profileEndpoint(baseUrl: string, profile: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/a2a/${encodeURIComponent(profile)}`;
 }
 
-/** Builds the client; loads the configuration only when --url or --profile is missing. */
-export function connect(context: CliContext, options: ConnectionOptions): Connection {
-  const needsConfig = options.url === undefined || options.profile === undefined;
-  const config = needsConfig ? context.config() : undefined;
-  const baseUrl = options.url ?? (config ? publicUrl(config) : "");
-  const profile = options.profile ?? config?.profiles[0]?.name ?? "";
+/** A URL that already names a profile's endpoint (…/a2a/<profile>): its base and the profile. */
+export function profileInUrl(url: string): { base: string; profile: string } | undefined {
+  const match = /^(.*)\/a2a\/([^/?#]+)\/*$/.exec(url);
+  return match ? { base: match[1] ?? "", profile: decodeURIComponent(match[2] ?? "") } : undefined;
+}
+
+/**
+ * The endpoint to call. --url may be the gateway's base URL or a profile's endpoint (as `start` prints it); without
+ * --profile, the profile is the server's first, read from its agent card (not from a local configuration, which may
+ * describe another installation). Without --url, the configuration gives both.
+ */
+async function endpointOf(context: CliContext, options: ConnectionOptions): Promise<string> {
+  if (options.url === undefined) {
+    const config = context.config();
+    return profileEndpoint(publicUrl(config), options.profile ?? config.profiles[0]?.name ?? "");
+  }
+  const named = profileInUrl(options.url);
+  if (named) {
+    if (options.profile !== undefined && options.profile !== named.profile)
+      throw new InvalidArgumentError(
+        `--url names the profile ${named.profile} and --profile names ${options.profile}: give one`,
+      );
+    return profileEndpoint(named.base, named.profile);
+  }
+  if (options.profile !== undefined) return profileEndpoint(options.url, options.profile);
+  const card = await fetchAgentCard(options.url);
+  const advertised = jsonRpcInterface(card)?.url;
+  if (advertised === undefined)
+    throw new ResponseError(`the agent card at ${agentCardUrl(options.url)} offers no A2A 1.0 JSON-RPC interface`, 200);
+  const profile = profileInUrl(advertised)?.profile;
+  return profile === undefined ? advertised : profileEndpoint(options.url, profile);
+}
+
+/** Builds the client; loads the configuration only when --url is missing. */
+export async function connect(context: CliContext, options: ConnectionOptions): Promise<Connection> {
+  const endpoint = await endpointOf(context, options);
   const envKey = context.env[API_KEY_VARIABLE];
   const key = options.key ?? (envKey === "" ? undefined : envKey);
-  const client = new A2aClient({ endpoint: profileEndpoint(baseUrl, profile), apiKey: key });
+  const client = new A2aClient({ endpoint, apiKey: key });
   return { client, hasKey: key !== undefined };
 }

@@ -1,6 +1,6 @@
 // What every command gets: the loaded configuration, a logger, a Redis connection, the environment as given.
 // Only the entry (src/cli.ts) builds it; commands never read process.env themselves.
-import { type Config, loadConfig } from "../config/index.ts";
+import { type Config, loadConfig, unknownEnvironmentVariables } from "../config/index.ts";
 import { createRedis, type RedisLike } from "../journal/index.ts";
 import { createLogger, type Logger, wantsPrettyLogs } from "../log.ts";
 
@@ -8,6 +8,8 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Loads the configuration once (file from --config or A2A_CONFIG, then A2A_* variables); throws ConfigError. */
   config(): Config;
+  /** The config file in use (--config, else A2A_CONFIG), or undefined. */
+  configFile(): string | undefined;
   /** Loads the configuration again with some variables set on top of the environment (used by `start`). */
   configWith(overrides: Record<string, string>): Config;
   logger(name: string): Logger;
@@ -22,15 +24,18 @@ export function createContext(
   configFile: () => string | undefined,
 ): CliContext {
   let loaded: Config | undefined;
+  const fileInUse = (): string | undefined => configFile() ?? (env.A2A_CONFIG || undefined);
   const context: CliContext = {
     env,
     config() {
       if (!loaded) {
         const file = configFile();
         loaded = loadConfig(file === undefined ? { env } : { env, file });
+        warnUnknownVariables(env);
       }
       return loaded;
     },
+    configFile: fileInUse,
     configWith(overrides) {
       const file = configFile();
       const merged = { ...env, ...overrides };
@@ -56,4 +61,12 @@ export function createContext(
 export function signingKey(context: CliContext): string | undefined {
   const name = context.config().server.cardSigningKeyEnv;
   return name === "" ? undefined : context.env[name];
+}
+
+/** One warning line per A2A_* variable that sets nothing: a typo would otherwise run silently on the default. */
+function warnUnknownVariables(env: Readonly<Record<string, string | undefined>>): void {
+  for (const { name, suggestion } of unknownEnvironmentVariables(env)) {
+    const hint = suggestion === undefined ? "" : ` (did you mean ${suggestion}?)`;
+    process.stderr.write(`warning: ${name} is not a setting of a2a-runtime; it is ignored${hint}\n`);
+  }
 }

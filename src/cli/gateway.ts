@@ -2,9 +2,10 @@
 // stops in order (waits answered, waiting leases released, connections closed).
 import { type Command, InvalidArgumentError } from "commander";
 import { startGateway } from "../gateway/index.ts";
+import { isPortInUse, portInUseError } from "./command-error.ts";
 import { type CliContext, signingKey } from "./context.ts";
 
-function port(value: string): number {
+export function portNumber(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError("must be a port, 0..65535");
   return Number(value);
 }
@@ -13,15 +14,16 @@ export function registerGateway(program: Command, context: CliContext): void {
   program
     .command("gateway")
     .description("serve the A2A JSON-RPC endpoints, agent cards and health checks")
-    .option("--port <n>", "TCP port (default: server.port; 0 picks a free one)", port)
+    .option("--port <n>", "TCP port (default: server.port; 0 picks a free one)", portNumber)
     .action(async (options: { port?: number }) => {
       const config = context.config();
       const logger = context.logger("gateway");
-      const gateway = await startGateway(config, {
-        logger,
-        cardSigningKey: signingKey(context),
-        ...(options.port === undefined ? {} : { port: options.port }),
-      });
+      const port = options.port ?? config.server.port;
+      const gateway = await startGateway(config, { logger, cardSigningKey: signingKey(context), port }).catch(
+        (error: unknown) => {
+          throw isPortInUse(error) ? portInUseError(config.server.host, port) : error;
+        },
+      );
       await new Promise<void>((resolve) => {
         const shutdown = (signal: NodeJS.Signals): void => {
           logger.info({ signal }, "stopping gateway");

@@ -73,7 +73,7 @@ export async function runSend(
   }
   let hasKey = false;
   try {
-    const connection = connect(context, options);
+    const connection = await connect(context, options);
     hasKey = connection.hasKey;
     const params: SendMessageRequest = { message: userMessage(text, options) };
     if (!options.wait) return await sendNoWait(connection.client, params, options, io);

@@ -3,6 +3,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { KeySpace } from "../journal/index.ts";
 import type { CliContext } from "./context.ts";
+import { redisProblem, redisTarget } from "./redis-reach.ts";
 
 function nonNegativeInteger(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError("must be a whole number, 0 or more");
@@ -32,9 +33,8 @@ export function registerStatus(program: Command, context: CliContext): void {
           context.print(JSON.stringify({ ...report, minimumWorkers: options.minimumWorkers, ok: code === 0 }));
         else context.print(formatStatus(report, options.minimumWorkers));
       } catch (error) {
-        process.stderr.write(
-          `status: Redis at ${config.redis.url} could not be read (${error instanceof Error ? error.message : String(error)})\n`,
-        );
+        const cause = (await redisProblem(config.redis)) ?? (error instanceof Error ? error.message : String(error));
+        process.stderr.write(`status: Redis at ${redisTarget(config.redis)} could not be read (${cause})\n`);
         code = 1;
       } finally {
         redis.disconnect();

@@ -2,8 +2,10 @@
 // consumers (cron). Each tick beats, reclaims expired leases, runs what is queued and applies retention.
 import { hostname } from "node:os";
 import type { Command } from "commander";
+import { CommandError, EXIT_CONFIG } from "./command-error.ts";
 import type { CliContext } from "./context.ts";
-import { positiveInteger } from "./work.ts";
+import { handlerModules } from "./handler-modules.ts";
+import { HANDLERS_OPTION, positiveInteger } from "./work.ts";
 
 export function registerSweep(program: Command, context: CliContext): void {
   program
@@ -11,21 +13,25 @@ export function registerSweep(program: Command, context: CliContext): void {
     .description("run what is queued, reclaim expired leases, apply retention; --once for cron")
     .option("--once", "one tick, then exit (exit code 1 when it failed)")
     .option("--interval <seconds>", "seconds between ticks (default: worker.heartbeatSeconds)", positiveInteger)
-    .option("--handlers <modules...>", "modules whose defineHandler() exports are registered besides the built-ins")
+    .option("--handlers <modules...>", HANDLERS_OPTION)
     .action(async (options: { once?: boolean; interval?: number; handlers?: string[] }) => {
       const {
-        builtinHandlers,
         builtinTools,
         connectRedis,
-        loadHandlerModules,
+        HandlerModuleError,
+        loadProfileHandlers,
         RUNTIME_VERSION,
         resolveApiKeys,
         runSweep,
       } = await import("../actors/index.ts");
       const config = context.config();
       const logger = context.logger("sweep");
-      const handlers = builtinHandlers();
-      await loadHandlerModules(options.handlers ?? [], handlers);
+      // sweep runs the handlers in its own process: it loads them here (a failure is one line, exit code 78).
+      const handlers = await loadProfileHandlers(handlerModules(config, options.handlers), config.profiles).catch(
+        (error: unknown) => {
+          throw error instanceof HandlerModuleError ? new CommandError(error.message, EXIT_CONFIG) : error;
+        },
+      );
       const apiKeys = resolveApiKeys(config, context.env);
       for (const missing of apiKeys.missing) logger.warn({ missing }, "LLM API key variable is not set");
       const stop = new AbortController();

@@ -51,7 +51,7 @@ async function withClient(
 ): Promise<number> {
   let hasKey = false;
   try {
-    const connection = connect(context, options);
+    const connection = await connect(context, options);
     hasKey = connection.hasKey;
     return await action(connection.client);
   } catch (error) {

@@ -48,3 +48,4 @@ export {
   type WorkerConfig,
   WorkerSchema,
 } from "./schema.ts";
+export { OTHER_VARIABLES, type UnknownVariable, unknownEnvironmentVariables } from "./unknown-variables.ts";

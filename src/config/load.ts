@@ -1,10 +1,12 @@
 // Loads the configuration once: JSON file, then A2A_* environment, then schema defaults; fails listing every problem.
 // Reads only the file and the environment the caller passes in (never process.env or argv); returns a frozen Config.
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { KindGuard, type Static, type TObject, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { parseAllowHost } from "./allow-hosts.ts";
+import { closest } from "./closest.ts";
 import { compileJsonSchema } from "./json-schema.ts";
 import {
   type Config,
@@ -140,7 +142,7 @@ export function loadConfig(options: LoadConfigOptions): Config {
   if (file !== undefined) {
     const read = readConfigFile(file);
     if ("problem" in read) problems.push(read.problem);
-    else input = read.value;
+    else input = withHandlersFromFile(read.value, file);
   }
 
   const reported = new Set<string>();
@@ -172,6 +174,15 @@ export function loadConfig(options: LoadConfigOptions): Config {
   if (problems.length > 0) throw new ConfigError(problems);
   if (!Value.Check(ConfigSchema, value)) throw new ConfigError(["config: does not match the schema"]);
   return deepFreeze(value);
+}
+
+/** Handler module paths in the file are relative to the file (package names stay as they are). */
+function withHandlersFromFile(input: Record<string, unknown>, file: string): Record<string, unknown> {
+  const { handlers } = input;
+  if (!Array.isArray(handlers)) return input;
+  const fromFile = (entry: unknown) =>
+    typeof entry === "string" && /^\.\.?\//.test(entry) ? resolve(dirname(file), entry) : entry;
+  return { ...input, handlers: handlers.map(fromFile) };
 }
 
 /** Sets a nested key, creating missing sections; false when a section is not an object (the schema check says so). */
@@ -388,30 +399,6 @@ function describe(error: ValueError): string {
     default:
       return `${error.message}${got}`;
   }
-}
-
-/** The known key a typo most likely meant: at most two edits away, ignoring case. */
-function closest(key: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -440,6 +440,13 @@ export const ConfigSchema = Type.Object(
     clients: ClientsSchema,
     push: PushSchema,
     log: LogSchema,
+    handlers: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description:
+        "Handler modules that workers (work, start, sweep) load besides the built-ins: a path (in the file, relative " +
+        "to the file; in the environment, to the working directory) or a package name. Each registers the " +
+        "defineHandler() values it exports; --handlers adds more. Comma-separated in env.",
+    }),
     profiles: Type.Array(ProfileSchema, {
       minItems: 1,
       default: [

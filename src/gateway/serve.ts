@@ -42,6 +42,9 @@ export function serve(options: ServeOptions): Served {
       idleTimeout: options.idleTimeoutSeconds,
       maxRequestBodySize: options.maxRequestBodyBytes,
       development: false,
+      // Bun sets SO_REUSEPORT unless told not to (with development: false), so a second gateway on a busy port would
+      // bind too and share the requests; refusing the port makes that an error at start-up.
+      reusePort: false,
     });
     return {
       port: server.port ?? options.port,

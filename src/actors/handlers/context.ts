@@ -37,7 +37,7 @@ export function createHandlerContext(input: HandlerContextInput): BuiltContext {
     signal.aborted ? Promise.reject(signal.reason) : write();
   const emit: Emit = {
     text: (delta) => guard(() => sink.text(delta)),
-    artifact: (artifact) => guard(() => sink.artifact(artifact)),
+    artifact: (artifact, chunk) => guard(() => sink.artifact(artifact, chunk)),
     progress: (message, metadata) => guard(() => sink.progress(message, metadata)),
   };
   const identity = profileIdentity(profile);

@@ -10,10 +10,21 @@ import type { Workspace } from "./workspace.ts";
 export interface Emit {
   /** A text delta of this leg's answer (one artifact per leg; chunks are appended). */
   text(delta: string): Promise<void>;
-  /** A whole artifact; one with the same artifactId as an earlier one replaces it. */
-  artifact(artifact: Artifact): Promise<void>;
+  /**
+   * A whole artifact; one with the same artifactId as an earlier one replaces it. With `{ append: true }` its parts
+   * are added to the artifact of that id instead (a chunk of a streamed artifact; `lastChunk` marks the end).
+   */
+  artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void>;
   /** A progress note: a WORKING status update carrying `message` as an agent message. */
   progress(message: string, metadata?: Record<string, unknown>): Promise<void>;
+}
+
+/** How an artifact event relates to earlier ones of the same artifactId (A2A's append and lastChunk). */
+export interface ArtifactChunk {
+  /** Add the parts to the artifact emitted earlier with this id (default false: replace it). */
+  readonly append?: boolean | undefined;
+  /** This is the artifact's last chunk (default true). */
+  readonly lastChunk?: boolean | undefined;
 }
 
 export type InterruptState = "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED";

@@ -1,5 +1,12 @@
-// A minimal OpenAI-compatible chat-completions client: streaming (`stream: true`) text deltas and tool calls.
-// The API key is held privately and sent only in the Authorization header; errors never include it.
+// The chat client of the `llm` handler, on the `openai` library, for any OpenAI-compatible endpoint: streamed
+// (`stream: true`) text deltas and tool calls. The key is held by the library, sent only in the Authorization header,
+// and never part of an error.
+import type OpenAI from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import type { LlmConfig } from "../../config/index.ts";
 
 export interface ChatToolCall {
@@ -42,45 +49,20 @@ export class LlmRequestError extends Error {
   constructor(
     readonly status: number,
     detail: string,
+    options?: ErrorOptions,
   ) {
-    super(`chat completion failed with HTTP ${status}: ${detail.slice(0, 300)}`);
+    super(`chat completion failed with HTTP ${status}: ${detail.slice(0, 300)}`, options);
   }
 }
 
-interface StreamChunk {
-  choices?: {
-    delta?: {
-      content?: string | null;
-      tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[];
-    };
-    finish_reason?: string | null;
-  }[];
-}
-
-/** Yields the `data:` payloads of a server-sent-events body, one per event. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf("\n");
-    while (newline >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, "");
-      buffer = buffer.slice(newline + 1);
-      if (line === "") {
-        if (data.length > 0) yield data.join("\n");
-        data = [];
-      } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-      newline = buffer.indexOf("\n");
-    }
-  }
-  if (data.length > 0) yield data.join("\n");
-}
+/** Retries of one model call that failed before its stream began (429, 5xx, a broken connection), with backoff. */
+const MAX_RETRIES = 2;
 
 export class OpenAiCompatibleClient implements LlmClient {
   readonly model: string;
   readonly #apiKey: string | undefined;
+  /** The library client, made on the first call: importing `openai` costs an actor ~0.2 s and ~15 MiB. */
+  #api: Promise<OpenAI> | undefined;
 
   constructor(
     private readonly config: LlmConfig,
@@ -91,26 +73,45 @@ export class OpenAiCompatibleClient implements LlmClient {
     this.#apiKey = apiKey;
   }
 
+  #client(): Promise<OpenAI> {
+    this.#api ??= import("openai").then(({ default: OpenAI }) => {
+      const apiKey = this.#apiKey;
+      // Everything is given explicitly: the library must not pick up OPENAI_* variables from the worker's environment.
+      return new OpenAI({
+        baseURL: this.config.baseUrl.replace(/\/+$/, ""),
+        apiKey: apiKey ?? "none",
+        organization: null,
+        project: null,
+        fetch: this.fetchImpl,
+        maxRetries: MAX_RETRIES,
+        // Without a key no Authorization header at all (a local server), never a made-up one.
+        ...(apiKey ? {} : { defaultHeaders: { authorization: null } }),
+      });
+    });
+    return this.#api;
+  }
+
   async chat(request: ChatRequest): Promise<ChatReply> {
-    const url = `${this.config.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-    const body: Record<string, unknown> = { model: this.model, messages: request.messages, stream: true };
+    const body: ChatCompletionCreateParamsStreaming = {
+      model: this.model,
+      messages: request.messages as ChatCompletionMessageParam[],
+      stream: true,
+    };
     if (this.config.temperature !== undefined) body.temperature = this.config.temperature;
     if (request.tools && request.tools.length > 0) body.tools = request.tools;
-    const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
-    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
-    const response = await this.fetchImpl(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(body),
-      signal: request.signal,
-    });
-    if (!response.ok || !response.body) throw new LlmRequestError(response.status, await response.text());
+    let stream: AsyncIterable<ChatCompletionChunk>;
+    try {
+      stream = await (await this.#client()).chat.completions.create(body, { signal: request.signal });
+    } catch (error) {
+      const { APIError } = await import("openai"); // loaded by now: #client() imported it
+      if (error instanceof APIError && error.status !== undefined)
+        throw new LlmRequestError(error.status, error.message, { cause: error });
+      throw error;
+    }
     let content = "";
     let finishReason = "stop";
     const calls: ChatToolCall[] = [];
-    for await (const data of sseData(response.body)) {
-      if (data === "[DONE]") break;
-      const chunk = JSON.parse(data) as StreamChunk;
+    for await (const chunk of stream) {
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta;
         if (delta?.content) {

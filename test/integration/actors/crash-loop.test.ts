@@ -100,10 +100,18 @@ test("a [crash] message cannot make the supervisor give up: each fails after its
   expect((await work.exited).code).toBe(0);
 }, 90_000);
 
-test("an actor that fails at start (a handler module that throws on import) still makes the supervisor give up", async () => {
+test("an actor that fails at start (a handler module that throws on import in actors) makes the supervisor give up", async () => {
   const inst = await fresh();
   const module = join(inst.dir, "broken-handlers.ts");
-  writeFileSync(module, 'throw new Error("this handler module cannot be loaded");\n');
+  // `work` checks the modules in a process of its own before the supervisor starts (a module that throws there stops
+  // it at once, see test/integration/cli/first-hour.test.ts); this one passes that check and throws in each actor.
+  const api = new URL("../../../src/actors/index.ts", import.meta.url).pathname;
+  writeFileSync(
+    module,
+    `import { defineHandler } from ${JSON.stringify(api)};\n` +
+      'if (process.env.A2A_ACTOR_SUPERVISED === "1") throw new Error("this handler module cannot be loaded");\n' +
+      'export const unused = defineHandler("unused", async () => {});\n',
+  );
   const work = startCli(inst, ["work", "--actors", "1", "--handlers", module]);
 
   const { code } = await work.exited;

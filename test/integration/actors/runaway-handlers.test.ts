@@ -259,7 +259,7 @@ describe("the watchdog", () => {
   test("an actor of `start` whose event loop stops is killed as stalled and replaced", async () => {
     work.child.kill("SIGTERM");
     await work.exited;
-    const start = startCli(inst, ["start", "--port", "0", "--actors", "1"], {
+    const start = startCli(inst, ["start", "--port", "0", "--actors", "1", "--handlers", FIXTURE], {
       A2A_SERVER_HOST: "127.0.0.1",
       A2A_WORKER_METRICS_PORT: "0",
     });

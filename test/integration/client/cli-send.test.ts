@@ -175,7 +175,8 @@ describe("failures", () => {
         runCli(["send", "--url", url], env),
       ]);
       expect(down.code).toBe(8);
-      expect(down.stderr).toStartWith("cannot reach http://127.0.0.1:9/a2a/echo");
+      // Without --profile, send first reads the server's card to learn its first profile.
+      expect(down.stderr).toStartWith("cannot reach http://127.0.0.1:9/.well-known/agent-card.json");
       expect(empty.code).toBe(1);
       expect(empty.stderr).toContain("nothing to send");
     },

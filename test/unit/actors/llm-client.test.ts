@@ -1,5 +1,6 @@
 // The OpenAI-compatible client against a fake fetch: streamed text deltas in order, tool calls assembled from their
-// streamed pieces, the key only in the Authorization header, HTTP errors without the key.
+// streamed pieces, the key only in the Authorization header (none without a key, even with OPENAI_API_KEY set), HTTP
+// errors without the key.
 import { expect, test } from "bun:test";
 import { LlmRequestError, OpenAiCompatibleClient } from "../../../src/actors/handlers/llm-client.ts";
 
@@ -19,8 +20,8 @@ function sse(events: unknown[], split = 7): Response {
 
 function fakeFetch(response: () => Response) {
   const calls: { url: string; init: RequestInit }[] = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, init });
+  const fetchImpl = (async (url: string | URL, init: RequestInit) => {
+    calls.push({ url: String(url), init });
     return response();
   }) as unknown as typeof fetch;
   return { calls, fetchImpl };
@@ -59,7 +60,7 @@ test("streams text deltas and assembles tool calls; sends model, tools, stream a
     toolCalls: [{ id: "c1", type: "function", function: { name: "clock", arguments: '{"tz":"UTC"}' } }],
   });
   expect(calls[0]?.url).toBe("http://llm.test/v1/chat/completions");
-  expect((calls[0]?.init.headers as Record<string, string> | undefined)?.authorization).toBe("Bearer sk-secret");
+  expect(new Headers(calls[0]?.init.headers).get("authorization")).toBe("Bearer sk-secret");
   expect(JSON.parse(String(calls[0]?.init.body))).toEqual({
     model: "m-1",
     messages: [{ role: "user", content: "hi" }],
@@ -69,7 +70,8 @@ test("streams text deltas and assembles tool calls; sends model, tools, stream a
   });
 });
 
-test("no key: no Authorization header; no tools: no tools field", async () => {
+test("no key: no Authorization header, not even OPENAI_API_KEY's; no tools: no tools field", async () => {
+  process.env.OPENAI_API_KEY = "sk-from-the-environment";
   const { calls, fetchImpl } = fakeFetch(() =>
     sse([{ choices: [{ delta: { content: "ok" }, finish_reason: "stop" }] }]),
   );
@@ -79,9 +81,10 @@ test("no key: no Authorization header; no tools: no tools field", async () => {
     signal: new AbortController().signal,
   });
   expect(reply.content).toBe("ok");
-  expect(calls[0]?.init.headers).toMatchObject({ "content-type": "application/json" });
-  expect((calls[0]?.init.headers as Record<string, string> | undefined)?.authorization).toBeUndefined();
+  expect(new Headers(calls[0]?.init.headers).get("content-type")).toBe("application/json");
+  expect(new Headers(calls[0]?.init.headers).has("authorization")).toBe(false);
   expect(JSON.parse(String(calls[0]?.init.body)).tools).toBeUndefined();
+  delete process.env.OPENAI_API_KEY;
 });
 
 test("an HTTP error is an LlmRequestError with the status and never the key", async () => {

@@ -240,7 +240,7 @@ describe("environment", () => {
     const scalarKeys = (["server", "worker", "redis", "clients", "push", "log"] as const).flatMap((section) =>
       Object.keys(defaults[section]).map((key) => `${section}.${key}`),
     );
-    expect(new Set(rows.map((row) => row.path))).toEqual(new Set(scalarKeys));
+    expect(new Set(rows.map((row) => row.path))).toEqual(new Set([...scalarKeys, "handlers"]));
   });
 });
 
