@@ -1,6 +1,7 @@
 // The gateway's side of the journal: accept, resume, cancel, snapshot, list and journal reads, each one script or
 // one read. It never runs a handler and never writes a task's progress; actors do that through RunLedger.
 import { Buffer } from "node:buffer";
+import { randomUUID } from "node:crypto";
 import { monotonicFactory } from "ulid";
 import type {
   Message,
@@ -59,7 +60,8 @@ export interface AcceptInput {
   metadata?: Record<string, unknown> | undefined;
   /**
    * An inline push notification config (`configuration.taskPushNotificationConfig`), stored with the task. Without an
-   * `id` (or with an empty one) its id is the task id, as the official SDKs assign it.
+   * `id` (or with an empty one) its id is the task id on a new task, as the official SDKs assign it, and a fresh id on
+   * a follow-up message.
    */
   pushConfig?: TaskPushNotificationConfig | undefined;
 }
@@ -252,6 +254,8 @@ export class TaskJournal {
     const stored: Message = { ...message, taskId, contextId };
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
     const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
+    // A follow-up's inline config without an id gets a fresh one: it must not replace a config the task has.
+    const pushId = push ? push.id || randomUUID() : undefined;
     let reply: ScriptReply;
     try {
       reply = await runScript(
@@ -278,8 +282,8 @@ export class TaskJournal {
           this.settings.dedupSeconds,
           k.eventsChannel(),
           profile,
-          push ? push.id || taskId : "",
-          push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
+          pushId ?? "",
+          push ? JSON.stringify({ ...push, id: pushId, taskId }) : "",
           this.settings.maxPushConfigsPerTask ?? 10,
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,

@@ -1,6 +1,7 @@
 // CreateTaskPushNotificationConfig, Get…, List…Configs and Delete…: a client's webhook registrations on its own tasks
 // in this profile. They store and read configs only; workers deliver. Another client's task is exactly a missing one.
 
+import { randomUUID } from "node:crypto";
 import { PushConfigLimitError, PushConfigs, type StoredPushConfig } from "../../journal/index.ts";
 import type { ListTaskPushNotificationConfigsResponse } from "../../protocol/index.ts";
 import { InvalidParamsError, TaskNotFoundError, type TaskPushNotificationConfig } from "../../protocol/index.ts";
@@ -27,7 +28,10 @@ function store<M extends PushMethod>(call: OperationCall<M>): PushConfigs {
   return new PushConfigs(call.context.redis, call.context.keys);
 }
 
-/** Stores a config on one of the caller's tasks; its `id` defaults to the task id. Answers with the stored config. */
+/**
+ * Stores a config on one of the caller's tasks and answers with it. A config sent with an `id` creates or replaces
+ * that one; without one it gets a fresh id, so it never replaces a config the task already has.
+ */
 export async function createTaskPushNotificationConfig(
   call: OperationCall<"CreateTaskPushNotificationConfig">,
 ): Promise<TaskPushNotificationConfig> {
@@ -40,7 +44,7 @@ export async function createTaskPushNotificationConfig(
     ]);
   }
   const checked = checkPushConfig(params, call.context.config.push.allowHosts);
-  const stored: StoredPushConfig = { ...checked, id: checked.id ?? taskId, taskId };
+  const stored: StoredPushConfig = { ...checked, id: checked.id || randomUUID(), taskId };
   const max = call.context.config.push.maxConfigsPerTask;
   try {
     await configs.create(client.id, call.profile.profile.name, stored, max, {

@@ -121,8 +121,9 @@ const READERS: { readonly [M in V03Method]: Reader } = {
   "tasks/get": reader(V03TaskQueryParamsSchema, (p) => defined({ id: p.id, historyLength: p.historyLength })),
   "tasks/cancel": reader(V03TaskIdParamsSchema, (p) => defined({ id: p.id, metadata: p.metadata })),
   "tasks/resubscribe": reader(V03TaskIdParamsSchema, (p) => ({ id: p.id })),
+  // 0.3 names a config without an id by its task id (its get without pushNotificationConfigId reads that one).
   "tasks/pushNotificationConfig/set": reader(V03TaskPushNotificationConfigSchema, (p) =>
-    pushConfigToV1(p.pushNotificationConfig, p.taskId),
+    pushConfigToV1({ ...p.pushNotificationConfig, id: p.pushNotificationConfig.id || p.taskId }, p.taskId),
   ),
   "tasks/pushNotificationConfig/get": reader(V03GetPushConfigParamsSchema, (p) => ({
     taskId: p.id,

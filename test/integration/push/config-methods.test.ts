@@ -62,18 +62,24 @@ async function storedConfigs(taskId: string): Promise<Record<string, string>> {
 }
 
 describe("the four methods", () => {
-  test("Create assigns the task id as id, answers the config without credentials, and stores the credentials", async () => {
+  test("Create without an id assigns a fresh one, answers the config without credentials, and stores the credentials", async () => {
     const taskId = await newTask();
     const config = { taskId, url: HOOK, token: "tok-1", authentication: { scheme: "Bearer", credentials: "c-1" } };
     const created = await call("CreateTaskPushNotificationConfig", config);
-    expect(created.body.result).toEqual({
-      id: taskId,
-      taskId,
-      url: HOOK,
-      token: "tok-1",
-      authentication: { scheme: "Bearer" },
-    });
-    expect(JSON.parse((await storedConfigs(taskId))[taskId] ?? "{}")).toEqual({ ...config, id: taskId });
+    const id = created.body.result.id as string;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.body.result).toEqual({ id, taskId, url: HOOK, token: "tok-1", authentication: { scheme: "Bearer" } });
+    expect(JSON.parse((await storedConfigs(taskId))[id] ?? "{}")).toEqual({ ...config, id });
+  });
+
+  test("a second Create without an id adds a config and never replaces the first", async () => {
+    const taskId = await newTask();
+    const first = await call("CreateTaskPushNotificationConfig", { taskId, url: `${HOOK}&n=1` });
+    const second = await call("CreateTaskPushNotificationConfig", { taskId, url: `${HOOK}&n=2` });
+    expect(second.body.result.id).not.toBe(first.body.result.id);
+    const listed = await call("ListTaskPushNotificationConfigs", { taskId });
+    const urls = (listed.body.result.configs as { url: string }[]).map((config) => config.url).sort();
+    expect(urls).toEqual([`${HOOK}&n=1`, `${HOOK}&n=2`]);
   });
 
   test("a config made on a finished task is counted in the task's bytes, so it goes (and is given back) with it", async () => {
@@ -82,13 +88,13 @@ describe("the four methods", () => {
     expect(await h.redis.zscore(h.keys.purge(0), taskId)).not.toBeNull();
     const bytesBefore = Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"));
     const clientBefore = Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`));
-    await call("CreateTaskPushNotificationConfig", { taskId, url: HOOK });
-    const stored = (await storedConfigs(taskId))[taskId] ?? "";
+    await call("CreateTaskPushNotificationConfig", { taskId, id: "late", url: HOOK });
+    const stored = (await storedConfigs(taskId)).late ?? "";
     expect(stored.length).toBeGreaterThan(0);
     expect(await h.redis.pttl(h.keys.pushConfigs(0, taskId))).toBe(-1);
     expect(Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"))).toBe(bytesBefore + stored.length);
     expect(Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`))).toBe(clientBefore + stored.length);
-    await call("DeleteTaskPushNotificationConfig", { taskId, id: taskId });
+    await call("DeleteTaskPushNotificationConfig", { taskId, id: "late" });
     expect(Number(await h.redis.hget(h.keys.task(0, taskId), "bytes"))).toBe(bytesBefore);
     expect(Number(await h.redis.hget(h.keys.bytes(0), `client:${alice.id}`))).toBe(clientBefore);
   });
@@ -242,6 +248,7 @@ describe("request forgery: URLs refused at Create by form and policy, with no ne
       url: `http://127.0.0.1:${hook.port}/hook`,
     });
     expect(listed.body.result.url).toBe(`http://127.0.0.1:${hook.port}/hook`);
+    const allowed = listed.body.result.id as string;
     for (const url of [`http://127.0.0.1:${server.port}/`, `https://127.0.0.1:${server.port}/`, "http://127.0.0.1/"]) {
       const answer = await call("CreateTaskPushNotificationConfig", { taskId, id: "redis", url });
       expect(answer.body.error.code).toBe(-32602);
@@ -254,7 +261,7 @@ describe("request forgery: URLs refused at Create by form and policy, with no ne
       configuration: { taskPushNotificationConfig: { url: `http://127.0.0.1:${server.port}/` } },
     });
     expect(inline.body.error.code).toBe(-32602);
-    expect(Object.keys(await storedConfigs(taskId))).toEqual([taskId]);
+    expect(Object.keys(await storedConfigs(taskId))).toEqual([allowed]);
   });
 
   test("an allow-listed host is exempt on the port it names only", async () => {
@@ -289,6 +296,21 @@ describe("the inline config of SendMessage", () => {
     const named = await newTask(alice, "echo", { taskPushNotificationConfig: { id: "mine", url: HOOK } });
     const listed = await call("ListTaskPushNotificationConfigs", { taskId: named });
     expect(listed.body.result.configs).toEqual([{ id: "mine", taskId: named, url: HOOK }]);
+  });
+
+  test("a follow-up message's inline config without an id gets a fresh id and never replaces the task's first", async () => {
+    const taskId = await newTask(alice, "echo", { taskPushNotificationConfig: { url: `${HOOK}&n=1` } });
+    await h.actor.move(await h.actor.takeOne({ taskId }), "TASK_STATE_INPUT_REQUIRED", { text: "more?" });
+    const followUp = await call("SendMessage", {
+      message: { ...message("here"), taskId },
+      configuration: { returnImmediately: true, taskPushNotificationConfig: { url: `${HOOK}&n=2` } },
+    });
+    expect(followUp.body.error).toBeUndefined();
+    const listed = await call("ListTaskPushNotificationConfigs", { taskId });
+    const configs = listed.body.result.configs as { id: string; url: string }[];
+    expect(configs).toHaveLength(2);
+    expect(configs.find((config) => config.id === taskId)?.url).toBe(`${HOOK}&n=1`);
+    expect(configs.find((config) => config.id !== taskId)?.url).toBe(`${HOOK}&n=2`);
   });
 
   test("a refused URL is -32602 and no task is stored", async () => {
