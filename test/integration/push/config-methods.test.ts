@@ -68,7 +68,13 @@ describe("the four methods", () => {
     const created = await call("CreateTaskPushNotificationConfig", config);
     const id = created.body.result.id as string;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(created.body.result).toEqual({ id, taskId, url: HOOK, token: "tok-1", authentication: { scheme: "Bearer" } });
+    expect(created.body.result).toEqual({
+      id,
+      taskId,
+      url: HOOK,
+      token: "tok-1",
+      authentication: { scheme: "Bearer" },
+    });
     expect(JSON.parse((await storedConfigs(taskId))[id] ?? "{}")).toEqual({ ...config, id });
   });
 
