@@ -73,8 +73,9 @@ if interruptedLimit > 0 and redis.call('SCARD', KEYS[12]) >= interruptedLimit th
   return -8
 end
 
--- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, and the journal entry
-local taskBytes = #ARGV[9] + #ARGV[10] + 2 + #ARGV[14] + #ARGV[16]
+-- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, the journal entry, and the
+-- task's fixed charge for its keys and bookkeeping
+local taskBytes = TASK_OVERHEAD_BYTES + #ARGV[9] + #ARGV[10] + 2 + #ARGV[14] + #ARGV[16]
 local journalBytes = #ARGV[11]
 if overBudget(KEYS[13], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[17]), taskBytes + journalBytes) then
   return -6

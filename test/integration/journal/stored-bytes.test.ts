@@ -29,6 +29,8 @@ afterAll(async () => {
   await server.stop();
 });
 
+/** The fixed charge each task carries for its keys and bookkeeping (include/stored-bytes.lua). */
+const TASK_OVERHEAD_BYTES = 1024;
 const bytesOf = (text: string | undefined | null) => Buffer.byteLength(text ?? "");
 
 /** What a task really stores, measured from Redis: its counted fields and configs, and its journal's `ev` values. */
@@ -39,6 +41,7 @@ async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: num
   const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
   return {
     bytes:
+      TASK_OVERHEAD_BYTES +
       ["st", "hist", "arts", "meta"].reduce((n, name) => n + bytesOf(fields[name]), 0) +
       configs.reduce((n, json) => n + bytesOf(json), 0),
     jbytes: journal.reduce((n, [, entry]) => n + bytesOf(entry[entry.indexOf("ev") + 1]), 0),
@@ -178,6 +181,26 @@ describe("accept and resume budgets", () => {
       () => acceptTask(tiny, defaulted),
       expectReason("CLIENT_STORAGE_LIMIT_EXCEEDED"),
     );
+  });
+
+  test("regression: a flood of tiny tasks meets the budget (each task carries its keys' fixed charge)", async () => {
+    const f = journalFixture(server);
+    // 10 KiB: before the fixed charge, about 20 one-character tasks fitted, each leaving ~1 KB of keys uncounted
+    const client = await liveClient(f, { maxStoredBytes: 10 * 1024 });
+    let accepted = 0;
+    let refused: unknown;
+    while (refused === undefined && accepted < 100) {
+      refused = await acceptTask(f, client, { text: "x" }).then(
+        () => {
+          accepted += 1;
+          return undefined;
+        },
+        (error: unknown) => error,
+      );
+    }
+    expectReason("CLIENT_STORAGE_LIMIT_EXCEEDED")(refused);
+    expect(accepted).toBeLessThan(10);
+    expect(Number(await f.redis.hget(f.keys.bytes(0), `client:${client}`))).toBeGreaterThan(accepted * 1024);
   });
 
   test("-7: the profile's budget refuses every client of the profile; another profile is served", async () => {
