@@ -14,8 +14,8 @@ export interface GrpcServed {
 export async function startGrpcServer(context: GatewayContext, host: string, port: number): Promise<GrpcServed> {
   const { server: config } = context.config;
   const server = new Server({
-    // Larger messages are refused with RESOURCE_EXHAUSTED before they are read, like an oversized HTTP body.
-    "grpc.max_receive_message_length": config.maxBodyBytes,
+    // Far larger messages are cut by the library itself; the binding's own cap (server.maxBodyBytes) answers first.
+    "grpc.max_receive_message_length": config.maxBodyBytes + 1_048_576,
     // HTTP/2 pings keep idle streams and blocking calls alive through proxies, as SSE keep-alive comments do.
     "grpc.keepalive_time_ms": config.streamKeepaliveSeconds * 1000,
     "grpc.keepalive_timeout_ms": 20_000,

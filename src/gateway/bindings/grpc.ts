@@ -1,6 +1,6 @@
 // The gRPC binding: every method of lf.a2a.v1.A2AService, in a fixed order: profile (the a2a-profile metadata, else the
 // request's tenant read from its top-level fields, else the first profile) → credentials (metadata only) → permission →
-// rate → a2a-version → message (decoded only now, under the nesting limit) → params → operation. The steps and the
+// rate → a2a-version → message (its size capped, then decoded, under the nesting limit) → params → operation. The steps and the
 // operations are the other bindings' own; only the framing differs: statuses from the error table, one StreamResponse
 // message per event.
 import type {
@@ -16,6 +16,7 @@ import {
   GRPC_METHODS,
   type GrpcMethod,
   InvalidRequestError,
+  PayloadTooLargeError,
   ProfileNotFoundError,
   peekTenant,
 } from "../../protocol/index.ts";
@@ -102,8 +103,9 @@ async function answer<S extends FramedEventSink>(
     const profile = profileNamed(context, name);
     const head: RequestHead = { headers, url: `grpc:${method.path}` };
     const client = await admitRequest(context, profile, head, deadline, account);
+    const { maxBodyBytes, maxJsonDepth } = context.config.server;
+    if (call.request.byteLength > maxBodyBytes) throw new PayloadTooLargeError(maxBodyBytes);
     const fields = decodeRequest(method, call.request);
-    const { maxJsonDepth } = context.config.server;
     if (depthOf(fields, maxJsonDepth) > maxJsonDepth) throw new NestingTooDeepError(maxJsonDepth);
     const params = checkedParams(method.name, fields);
     account.params = params;

@@ -193,7 +193,7 @@ for (const transport of TRANSPORTS) {
       expect(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion, i.tenant])).toEqual([
         [`${base}/a2a/echo`, "JSONRPC", "1.0", ""],
         [`${base}/a2a/echo`, "HTTP+JSON", "1.0", ""],
-        [h.gateway.grpcAddress, "GRPC", "1.0", "echo"],
+        [h.gateway.grpcAddress ?? "", "GRPC", "1.0", "echo"],
         [`${base}/a2a/echo`, "JSONRPC", "0.3", ""],
       ]);
       expect(card.capabilities?.streaming).toBe(true);
