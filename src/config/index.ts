@@ -23,6 +23,7 @@ export {
   FullTextCheckSchema,
   type GuardrailsConfig,
   GuardrailsSchema,
+  grpcPublicAddress,
   type LlmConfig,
   LlmSchema,
   type LogConfig,

@@ -18,6 +18,20 @@ export const ServerSchema = Type.Object(
         "Base URL that agent cards advertise, as clients reach it (through any proxy), e.g. https://agents.example.com. " +
         "Empty: derived at runtime as http://localhost:<port> (or http://<host>:<port> when host is not a wildcard).",
     }),
+    grpcPort: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: 0,
+      description:
+        "TCP port of the gRPC server (A2A's gRPC binding, lf.a2a.v1.A2AService, on the same host). 0: no gRPC server, " +
+        "and no gRPC interface in the agent cards.",
+    }),
+    grpcPublicAddress: Type.String({
+      default: "",
+      description:
+        "host:port that agent cards advertise for gRPC, as clients reach it (through any proxy). Empty: the host of " +
+        "publicUrl (or of host) with grpcPort.",
+    }),
     blockingWaitSeconds: Type.Integer({
       minimum: 1,
       maximum: 100,
@@ -491,6 +505,17 @@ export function publicUrl(config: Config): string {
   if (configured !== "") return configured.replace(/\/+$/, "");
   const shown = WILDCARD_HOSTS.has(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/**
+ * The host:port agent cards advertise for gRPC (server.grpcPublicAddress, or publicUrl's host with `port`, the gRPC
+ * port actually bound), or undefined when no gRPC server runs.
+ */
+export function grpcPublicAddress(config: Config, port: number | undefined): string | undefined {
+  if (port === undefined) return undefined;
+  const { grpcPublicAddress: configured } = config.server;
+  if (configured !== "") return configured;
+  return `${new URL(publicUrl(config)).hostname}:${port}`;
 }
 
 /** Blocking requests one client may have waiting at once: clients.maxWaitingRequests, or half the installation's. */

@@ -1,7 +1,7 @@
 // Builds each profile's public agent card (one skill; the JSON-RPC endpoint at /a2a/<profile>, listed as a 1.0 and a
-// 0.3 interface, and the HTTP+JSON binding under the same path) and serves it with Cache-Control and an ETag, plus the
-// three top-level fields a 0.3 client reads (outside the signature, which covers the 1.0 card). Cards carry no
-// credentials and no internal details (handler, limits, identity).
+// 0.3 interface, the HTTP+JSON binding under the same path, and the gRPC server with the profile as its tenant when one
+// runs) and serves it with Cache-Control and an ETag, plus the three top-level fields a 0.3 client reads (outside the
+// signature, which covers the 1.0 card). Cards carry no credentials and no internal details (handler, limits, identity).
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Profile, requiresFullTextCheck } from "../config/index.ts";
@@ -45,8 +45,11 @@ const SECURITY_REQUIREMENTS: SecurityRequirement[] = [
   { schemes: { apiKey: { list: [] } } },
 ];
 
-/** The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/". */
-export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
+/**
+ * The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/";
+ * `grpcAddress`, the host:port of the gRPC server when one runs (the profile is then the gRPC interface's tenant).
+ */
+export function buildAgentCard(profile: Profile, baseUrl: string, grpcAddress?: string): AgentCard {
   const { skill } = profile;
   const finalOnly = requiresFullTextCheck(profile);
   // tags is a required, non-empty list on the wire.
@@ -63,6 +66,9 @@ export function buildAgentCard(profile: Profile, baseUrl: string): AgentCard {
         protocolBinding: "HTTP+JSON",
         protocolVersion: PROTOCOL_VERSION,
       },
+      ...(grpcAddress === undefined
+        ? []
+        : [{ url: grpcAddress, protocolBinding: "GRPC", protocolVersion: PROTOCOL_VERSION, tenant: profile.name }]),
       {
         url: `${baseUrl}${profilePath(profile.name)}`,
         protocolBinding: "JSONRPC",
@@ -121,6 +127,8 @@ export class AgentCards {
     private readonly profiles: readonly Profile[],
     private readonly baseUrl: () => string,
     private readonly signer?: CardSigner,
+    /** The host:port of the gRPC server, when one runs. */
+    private readonly grpcAddress: () => string | undefined = () => undefined,
   ) {}
 
   /** GET /.well-known/jwks.json: the public key that verifies the cards; undefined when cards are not signed. */
@@ -136,10 +144,11 @@ export class AgentCards {
     const profile = name === undefined ? this.profiles[0] : this.profiles.find((p) => p.name === name);
     if (!profile) return undefined;
     const base = this.baseUrl();
-    const cacheKey = `${profile.name} ${base}`;
+    const grpc = this.grpcAddress();
+    const cacheKey = `${profile.name} ${base} ${grpc ?? ""}`;
     let card = this.cards.get(cacheKey);
     if (!card) {
-      const built = buildAgentCard(profile, base);
+      const built = buildAgentCard(profile, base, grpc);
       const signed = this.signer ? { ...built, signatures: [this.signer.sign(built, `${base}${JWKS_PATH}`)] } : built;
       const body = JSON.stringify({ ...signed, ...v03CardFields(profile, base) });
       card = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };

@@ -1,9 +1,11 @@
-// Where a stream's events go: the EventSink a TaskStream writes to, and its SSE form (an SseStream registered with the
-// process's stream hub, the binding's framing, the frame cap). A binding chooses the framing; the stream does not know it.
+// Where a stream's events go: the EventSink a TaskStream writes to, and its framed form: a transport's stream (an SSE
+// response, a gRPC server stream) registered with the process's stream hub, the binding's framing and the frame cap. A
+// binding chooses the framing and the transport; the task stream knows neither.
 import { type DescribedError, describeError, type StreamResponse } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { type FramePosition, fittingFrames, STREAM_END_KEY } from "./sse-frames.ts";
 import { SseStream, type StreamEnd } from "./sse-stream.ts";
+import type { HubStream } from "./stream-hub.ts";
 
 /** The receiving end of one stream of StreamResponses. */
 export interface EventSink {
@@ -22,25 +24,30 @@ export interface EventSink {
   onEnd(listener: (end: StreamEnd) => void): void;
 }
 
-/** How one binding writes events and a final error into SSE frames. */
+/** How one binding writes events and a final error into the frames of its transport. */
 export interface SseFraming {
   event(event: StreamResponse): Uint8Array;
   error(error: DescribedError): Uint8Array;
 }
 
-export class SseEventSink implements EventSink {
-  private readonly stream: SseStream;
+/** A transport's stream as a sink: what the binding's framing writes, under the hub's watch. */
+export interface FramedStream extends HubStream {
+  /** Sends the framing's error frame (a transport with a status of its own sends `error` as that) and ends. */
+  fail(frame: Uint8Array, error: DescribedError): void;
+  onDrain(listener: () => void): void;
+}
+
+export class FramedEventSink implements EventSink {
   /** Where the stream stood after the last event sent. */
   private last: FramePosition | undefined;
 
-  /** Opens the SSE response of a client's stream (headers leave with its first comment) and registers it with the hub. */
+  /** Registers the client's stream with the hub; it closes for running past server.streamMaxSeconds. */
   constructor(
     private readonly context: GatewayContext,
     private readonly framing: SseFraming,
-    signal: AbortSignal,
+    private readonly stream: FramedStream,
     clientId: string,
   ) {
-    this.stream = new SseStream(context.config.server.streamBufferMaxBytes, signal);
     // Closed for running past server.streamMaxSeconds, a stream says so in a last event: the task's state as it was
     // sent last, with the reason in its metadata (the task goes on; SubscribeToTask starts a new stream).
     const seconds = context.config.server.streamMaxSeconds;
@@ -54,11 +61,6 @@ export class SseEventSink implements EventSink {
     context.streams.add(this.stream, clientId);
   }
 
-  /** The HTTP response whose body is this stream. */
-  get response(): Response {
-    return this.stream.response;
-  }
-
   get open(): boolean {
     return this.stream.open;
   }
@@ -70,7 +72,7 @@ export class SseEventSink implements EventSink {
   send(event: StreamResponse, position: FramePosition): void {
     const maxBytes = this.context.config.server.streamFrameMaxBytes;
     const { frames, replaced } = fittingFrames((value) => this.framing.event(value), event, position, maxBytes);
-    if (replaced) this.context.logger.info({ taskId: position.taskId, rev: position.rev }, "SSE event too large");
+    if (replaced) this.context.logger.info({ taskId: position.taskId, rev: position.rev }, "stream event too large");
     for (const frame of frames) this.stream.write(frame);
     this.last = position;
   }
@@ -78,8 +80,7 @@ export class SseEventSink implements EventSink {
   fail(error: unknown): void {
     const described = describeError(error);
     if (described.unexpected) this.context.logger.error({ err: error }, "stream failed");
-    this.stream.write(this.framing.error(described));
-    this.stream.end("failed");
+    this.stream.fail(this.framing.error(described), described);
   }
 
   end(how: StreamEnd): void {
@@ -92,5 +93,22 @@ export class SseEventSink implements EventSink {
 
   onEnd(listener: (end: StreamEnd) => void): void {
     this.stream.onEnd(listener);
+  }
+}
+
+/** A stream of SSE frames: the HTTP response of the JSON-RPC and HTTP+JSON bindings' streaming methods. */
+export class SseEventSink extends FramedEventSink {
+  private readonly sse: SseStream;
+
+  /** Opens the SSE response of a client's stream (headers leave with its first comment) and registers it with the hub. */
+  constructor(context: GatewayContext, framing: SseFraming, signal: AbortSignal, clientId: string) {
+    const sse = new SseStream(context.config.server.streamBufferMaxBytes, signal);
+    super(context, framing, sse, clientId);
+    this.sse = sse;
+  }
+
+  /** The HTTP response whose body is this stream. */
+  get response(): Response {
+    return this.sse.response;
   }
 }

@@ -52,7 +52,7 @@ export class GatewayMetrics {
   });
   readonly requests = new Counter({
     name: "a2a_requests_total",
-    help: "Requests by binding (jsonrpc, rest), method and answer code (0 = success, else the JSON-RPC error code).",
+    help: "Requests by binding (jsonrpc, rest, grpc), method and answer code (0 = success, else the JSON-RPC error code).",
     labelNames: ["binding", "method", "code"] as const,
     registers: [this.registry],
   });

@@ -4,7 +4,7 @@ import { A2aError, isA2aMethod, RefusalError } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 
 /** The bindings a request can come by, as the metrics and the request log name them. */
-export type BindingName = "jsonrpc" | "rest";
+export type BindingName = "jsonrpc" | "rest" | "grpc";
 
 export interface AnsweredRequest {
   binding: BindingName;

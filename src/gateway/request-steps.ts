@@ -21,6 +21,9 @@ import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
 import { type BindingName, recordRequest, taskIdOf } from "./request-log.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 
+/** What the request steps read of a request: its headers (gRPC metadata, for the gRPC binding) and its URL. */
+export type RequestHead = Pick<Request, "headers" | "url">;
+
 /** The A2A versions a binding may serve, as `A2A-Version` spells them (Major.Minor). */
 export type ServedVersion = "1.0" | "0.3";
 /** The versions the 1.0 interfaces serve: Major.Minor, with any patch number ignored. */
@@ -31,7 +34,7 @@ const KNOWN_VERSION = /^(1\.0|0\.3)(\.\d+)?$/;
  * The version a request asks for in `A2A-Version` (header, or the query parameter of that name), patch number
  * ignored; an absent or empty one is 0.3, as the specification reads it. Throws -32009 unless it is one of `served`.
  */
-export function requestedVersion(request: Request, served: readonly ServedVersion[]): ServedVersion {
+export function requestedVersion(request: RequestHead, served: readonly ServedVersion[]): ServedVersion {
   const header = request.headers.get("a2a-version") ?? new URL(request.url).searchParams.get("A2A-Version") ?? "";
   const requested = header.trim();
   const version = requested === "" ? "0.3" : (KNOWN_VERSION.exec(requested)?.[1] as ServedVersion | undefined);
@@ -40,7 +43,7 @@ export function requestedVersion(request: Request, served: readonly ServedVersio
 }
 
 /** Reads `A2A-Version`; throws -32009 unless it is 1.0. */
-export function checkVersion(request: Request): void {
+export function checkVersion(request: RequestHead): void {
   requestedVersion(request, SERVED_VERSIONS);
 }
 
@@ -64,7 +67,7 @@ export function clientRate(context: GatewayContext, client: ClientRecord): numbe
 export async function admit(
   context: GatewayContext,
   profile: ProfileRuntime,
-  request: Request,
+  request: RequestHead,
   deadline: StoreDeadline,
 ): Promise<ClientRecord> {
   const client = await deadline.bound(context.auth.authenticate(request.headers));
@@ -85,7 +88,7 @@ export async function admit(
 export async function admitRequest(
   context: GatewayContext,
   profile: ProfileRuntime,
-  request: Request,
+  request: RequestHead,
   deadline: StoreDeadline,
   account: RequestAccount,
   served: readonly ServedVersion[] = SERVED_VERSIONS,

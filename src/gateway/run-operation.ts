@@ -1,9 +1,9 @@
 // Calls one checked operation for any binding: the blocking SendMessage's own deadline, the store deadline around the
-// call, and a streaming operation's SSE response in the binding's framing. What the call answers is the binding's to
-// frame; errors are thrown to it unchanged.
+// call, and a streaming operation opened on the sink its binding makes (SSE, or a gRPC server stream). What the call
+// answers is the binding's to frame; errors are thrown to it unchanged.
 import type { ClientRecord } from "../journal/index.ts";
 import type { A2aMethod, A2aParams } from "../protocol/index.ts";
-import { SseEventSink, type SseFraming } from "./event-sink.ts";
+import type { EventSink } from "./event-sink.ts";
 import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
 import {
   isStreamMethod,
@@ -32,7 +32,6 @@ export function waitsForTask(method: A2aMethod, params: unknown): boolean {
 /** An admitted request whose method and params have passed their checks. */
 export interface CheckedRequest<M extends A2aMethod> {
   readonly context: GatewayContext;
-  readonly request: Request;
   readonly profile: ProfileRuntime;
   readonly client: ClientRecord;
   readonly account: RequestAccount;
@@ -41,8 +40,8 @@ export interface CheckedRequest<M extends A2aMethod> {
   readonly params: A2aParams[M];
 }
 
-/** A unary operation's result (the proto response message), or a streaming one's started SSE response. */
-export type Answer = { readonly result: unknown } | { readonly stream: Response };
+/** A unary operation's result (the proto response message), or the sink a streaming one was opened on. */
+export type Answer<S extends EventSink> = { readonly result: unknown } | { readonly sink: S };
 
 function run<M extends UnaryMethod>(method: M, call: OperationCall<M>): Promise<unknown> {
   const operation: Operation<M> = OPERATIONS[method];
@@ -58,10 +57,10 @@ function source<M extends StreamMethod>(method: M, call: OperationCall<M>): Prom
  * Runs the operation and records a success in the request's account. A streaming operation's failure before its first
  * event is thrown like any other, so that the binding answers it as a plain error and not as a stream.
  */
-export async function runOperation<M extends A2aMethod>(
+export async function runOperation<M extends A2aMethod, S extends EventSink>(
   checked: CheckedRequest<M>,
-  framing: SseFraming,
-): Promise<Answer> {
+  sinkOf: (clientId: string) => S,
+): Promise<Answer<S>> {
   const { context, account, deadline, method, params } = checked;
   const { server } = context.config;
   // A blocking SendMessage may wait up to its own deadline (then 504); the store deadline cuts it only past that.
@@ -89,10 +88,10 @@ export async function runOperation<M extends A2aMethod>(
       throw error;
     });
     deadline.clear();
-    const sink = new SseEventSink(context, framing, checked.request.signal, checked.client.id);
+    const sink = sinkOf(checked.client.id);
     opened.open(sink);
     account.answered(0, undefined);
-    return { stream: sink.response };
+    return { sink };
   }
   const result = await deadline.bound(run(method as UnaryMethod, call as OperationCall<UnaryMethod>));
   account.answered(0, undefined, result);

@@ -1,6 +1,7 @@
 // One SSE response: a ReadableStream of bytes whose queue is bounded by server.streamBufferMaxBytes, headers sent at
 // once (the first comment line is queued before the Response leaves), and one end however it ends. It never reads Redis.
-import { OPEN_COMMENT } from "./sse-frames.ts";
+import { KEEPALIVE_COMMENT, OPEN_COMMENT } from "./sse-frames.ts";
+import type { HubStream } from "./stream-hub.ts";
 
 /** How a stream ended: the task reached a closing state, it ran too long, the client left or stopped reading, a
  * failure was sent as an error event, the client's key was revoked, or the gateway is stopping. */
@@ -18,7 +19,7 @@ class StreamEndedError extends Error {
   }
 }
 
-export class SseStream {
+export class SseStream implements HubStream {
   readonly response: Response;
   /** performance.now() when the stream opened; server.streamMaxSeconds counts from here. */
   readonly openedAt = performance.now();
@@ -89,6 +90,17 @@ export class SseStream {
     this.controller.enqueue(bytes);
     this.lastWriteAt = performance.now();
     return true;
+  }
+
+  /** A comment line after a silence, so that proxies and clients see the stream is alive. */
+  keepalive(): void {
+    this.write(KEEPALIVE_COMMENT);
+  }
+
+  /** Sends the binding's error frame and ends the stream as failed. */
+  fail(frame: Uint8Array): void {
+    this.write(frame);
+    this.end("failed");
   }
 
   /** Calls `listener` once, the next time the HTTP server asks for more bytes (the queue fell under its cap). */

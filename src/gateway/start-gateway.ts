@@ -1,7 +1,14 @@
 // Starts one gateway process: two Redis connections (commands, and the journal tail's subscriber) however many
-// requests wait or stream, the Elysia app behind the runtime seam, and an orderly stop that leaks no lease.
+// requests wait or stream, over whichever binding, the Elysia app behind the runtime seam, the gRPC server when
+// server.grpcPort is set, and an orderly stop that leaks no lease.
 import { ulid } from "ulid";
-import { type Config, clientWaitingShare, publicUrl, resolvedIdleTimeoutSeconds } from "../config/index.ts";
+import {
+  type Config,
+  clientWaitingShare,
+  grpcPublicAddress,
+  publicUrl,
+  resolvedIdleTimeoutSeconds,
+} from "../config/index.ts";
 import {
   CapacityLeases,
   ClientRegistry,
@@ -17,6 +24,7 @@ import { createGatewayApp, routable } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
 import { CardSigner } from "./card-signer.ts";
 import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
+import { type GrpcServed, startGrpcServer } from "./grpc-server.ts";
 import { JournalTail } from "./journal-tail.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { cardProfiles } from "./push-config-rules.ts";
@@ -29,6 +37,8 @@ import { DEFAULT_WAITING_LEASE_TTL_MS, WaitingLeases } from "./waiting-leases.ts
 export interface StartGatewayOptions {
   /** Overrides server.port; 0 picks a free port. */
   port?: number;
+  /** Runs the gRPC server on this port whatever server.grpcPort says; 0 picks a free port. */
+  grpcPort?: number;
   logger?: Logger;
   /** The PEM private key that signs agent cards: the value of the variable server.cardSigningKeyEnv names. */
   cardSigningKey?: string | undefined;
@@ -38,6 +48,8 @@ export interface RunningGateway {
   /** Where this process listens, e.g. http://127.0.0.1:8080 (cards advertise server.publicUrl when set). */
   readonly url: string;
   readonly port: number;
+  /** host:port of this process's gRPC server (e.g. 127.0.0.1:50051), when one runs. */
+  readonly grpcAddress: string | undefined;
   /** What this process holds now: open SSE streams, streams holding leases, tasks its journal tail follows. */
   stats(): GatewayStats;
   /**
@@ -148,6 +160,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   const revocations = new Revocations({ subscriber, registry, keys, streams, auth, logger });
   await revocations.start();
   let baseUrl = publicUrl(config);
+  let grpcAddress: string | undefined;
   let requests = 0;
   let inFlight = 0;
   const context: GatewayContext = {
@@ -162,7 +175,12 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     rateLimits: new RateLimits(redis, keys),
     auth,
     profiles,
-    cards: new AgentCards(cardProfiles(config), () => baseUrl, signer),
+    cards: new AgentCards(
+      cardProfiles(config),
+      () => baseUrl,
+      signer,
+      () => grpcAddress,
+    ),
     logger,
     metrics,
     retryAfterSeconds,
@@ -170,6 +188,19 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   };
   const app = createGatewayApp(context);
   const host = config.server.host;
+  const grpcPort = options.grpcPort ?? (config.server.grpcPort > 0 ? config.server.grpcPort : undefined);
+  let grpc: GrpcServed | undefined;
+  if (grpcPort !== undefined) {
+    try {
+      grpc = await startGrpcServer(context, host, grpcPort);
+    } catch (error) {
+      revocations.stop();
+      await tail.stop();
+      closeRedis();
+      throw new Error(`The gRPC server cannot listen on ${host}:${grpcPort}`, { cause: error });
+    }
+    grpcAddress = grpcPublicAddress(config, grpc.port);
+  }
   const served = serve({
     fetch: async (request) => {
       inFlight++;
@@ -188,7 +219,8 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     baseUrl = publicUrl({ ...config, server: { ...config.server, port: served.port } });
   const dialHost = WILDCARD_HOSTS.has(host) ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   const url = `http://${dialHost}:${served.port}`;
-  logger.info({ url, gatewayId, profiles: [...profiles.keys()] }, "gateway listening");
+  const grpcDial = grpc === undefined ? undefined : `${dialHost}:${grpc.port}`;
+  logger.info({ url, grpc: grpcDial, gatewayId, profiles: [...profiles.keys()] }, "gateway listening");
 
   let stopping: Promise<void> | undefined;
   const stop = async (): Promise<void> => {
@@ -200,6 +232,8 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     while (inFlight > 0 && Date.now() < drainUntil) await new Promise((resolve) => setTimeout(resolve, 20));
     await served.stop();
     await waiting.stop();
+    // Blocking calls have had their answer from waiting.stop(); streams ended with the hub.
+    await grpc?.stop(DRAIN_MS);
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
     closeRedis();
     logger.info({ gatewayId }, "gateway stopped");
@@ -207,6 +241,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   return {
     url,
     port: served.port,
+    grpcAddress: grpcDial,
     stats: () => ({ streams: streams.size, streamLeases: streamLeases.size, followedTasks: tail.followedTasks }),
     stop: () => {
       stopping ??= stop();

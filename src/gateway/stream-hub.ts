@@ -1,9 +1,30 @@
-// Every open SSE stream of this process, whose client it serves, and the one timer that serves them all: keep-alive
+// Every open stream of this process (SSE or gRPC), whose client it serves, and the one timer that serves them all: keep-alive
 // comments after silence, the end at server.streamMaxSeconds, the disconnect of a client whose buffer stays over its
 // cap, the process-wide cap on unread bytes, and the end of a revoked client's streams.
 import type { Logger } from "../log.ts";
-import { KEEPALIVE_COMMENT } from "./sse-frames.ts";
-import type { SseStream } from "./sse-stream.ts";
+import type { StreamEnd } from "./sse-stream.ts";
+
+/** What the hub watches of one client stream, whatever its transport (an SSE response, a gRPC server stream). */
+export interface HubStream {
+  readonly open: boolean;
+  /** performance.now() when the stream opened; server.streamMaxSeconds counts from here. */
+  readonly openedAt: number;
+  /** performance.now() of the last bytes queued; the keep-alive counts silence from here. */
+  readonly lastWriteAt: number;
+  /** performance.now() of the first check that found the buffer over its cap; undefined while under it. */
+  fullSince: number | undefined;
+  /** Bytes queued and not yet taken by the client, above which the stream counts as full. */
+  readonly bufferMaxBytes: number;
+  readonly queuedBytes: number;
+  readonly full: boolean;
+  /** The last bytes a stream sends when it is closed for its duration (set by its binding's sink). */
+  farewell: (() => Uint8Array | undefined) | undefined;
+  write(bytes: Uint8Array): boolean;
+  /** Tells the client that the stream is alive after a silence (a transport with pings of its own does nothing). */
+  keepalive(): void;
+  end(how: StreamEnd): void;
+  onEnd(listener: (end: StreamEnd) => void): void;
+}
 
 export interface StreamHubOptions {
   /** server.streamKeepaliveSeconds in ms: no stream is silent longer than this. */
@@ -22,7 +43,7 @@ export function tickMs(keepaliveMs: number): number {
 
 export class StreamHub {
   /** stream → the id of the client it serves. */
-  private readonly streams = new Map<SseStream, string>();
+  private readonly streams = new Map<HubStream, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly tickMs: number;
 
@@ -31,7 +52,7 @@ export class StreamHub {
   }
 
   /** Watches a client's stream until it ends. */
-  add(stream: SseStream, clientId: string): void {
+  add(stream: HubStream, clientId: string): void {
     if (!stream.open) return;
     this.streams.set(stream, clientId);
     stream.onEnd(() => {
@@ -87,7 +108,7 @@ export class StreamHub {
         continue;
       }
       stream.fullSince = undefined;
-      if (now - stream.lastWriteAt >= silence) stream.write(KEEPALIVE_COMMENT);
+      if (now - stream.lastWriteAt >= silence) stream.keepalive();
     }
     this.capBuffers();
   }
@@ -101,7 +122,7 @@ export class StreamHub {
   private capBuffers(): void {
     const { maxBufferedBytes, logger } = this.options;
     let total = 0;
-    const holding: { stream: SseStream; bytes: number }[] = [];
+    const holding: { stream: HubStream; bytes: number }[] = [];
     for (const stream of this.streams.keys()) {
       const bytes = stream.queuedBytes;
       if (bytes <= 0) continue;

@@ -14,6 +14,7 @@ import {
   ParseError,
   PayloadTooLargeError,
   PermissionDeniedError,
+  ProfileNotFoundError,
   PushNotificationNotSupportedError,
   RateLimitedError,
   RefusalError,
@@ -101,6 +102,7 @@ const ROWS: readonly ErrorRow[] = [
     httpStatus: 400,
     grpcStatus: "INVALID_ARGUMENT",
   },
+  { type: ProfileNotFoundError, jsonRpcCode: -32600, jsonRpcStatus: 404, httpStatus: 404, grpcStatus: "NOT_FOUND" },
   {
     type: EndpointNotFoundError,
     jsonRpcCode: -32600,

@@ -139,6 +139,14 @@ export class EndpointNotFoundError extends A2aError {
   }
 }
 
+/** A gRPC request whose tenant (or a2a-profile metadata) names no profile: gRPC NOT_FOUND. */
+export class ProfileNotFoundError extends EndpointNotFoundError {
+  constructor(profile: string) {
+    super(`tenant ${profile}`);
+    this.message = `No profile named ${profile}: the request's tenant (or its a2a-profile metadata) names the profile`;
+  }
+}
+
 export class UnauthenticatedError extends A2aError {
   constructor(message = "Missing or invalid credentials") {
     super("UNAUTHENTICATED", message);

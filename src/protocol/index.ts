@@ -15,6 +15,15 @@ export {
 } from "./error-table.ts";
 export * from "./errors.ts";
 export {
+  A2A_GRPC_SERVICE,
+  decodeRequest,
+  encodeMessage,
+  encodeStatus,
+  GRPC_METHODS,
+  type GrpcMethod,
+  peekTenant,
+} from "./grpc.ts";
+export {
   type JsonRpcError,
   type JsonRpcErrorDetail,
   JsonRpcErrorDetailSchema,

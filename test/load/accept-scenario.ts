@@ -2,7 +2,7 @@
 // @a2a-js/sdk server (in memory, on PostgreSQL and on SQLite; Bun and Node), and the accept script's redis-benchmark
 // ceiling.
 import { acceptScriptCeiling, journalAccept, setBaseline } from "./accept-script.ts";
-import { cpuNote, gatewayContender, type Load } from "./contenders.ts";
+import { cpuNote, gatewayContender, grpcRow, type Load } from "./contenders.ts";
 import { type BenchContext, pick } from "./context.ts";
 import type { HttpAnswer } from "./http-load.ts";
 import { sendMessageBody } from "./installation.ts";
@@ -33,6 +33,11 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
   const rounds = pick(context, 3, 1);
   const ourContender = gatewayContender(context, "gateway", { profile: "noop", actors: 0 });
   const comparison = await compareWithPeers(context, rounds, ourContender, "immediate", load, "accepts/s");
+  const overGrpc = await grpcRow(context, rounds, { profile: "noop", actors: 0 }, load, {
+    system: "a2a-runtime gateway over gRPC (`server.grpcPort`)",
+    unit: "accepts/s",
+    command: "npm run bench -- --only accept",
+  });
   const { ours, inMemory } = comparison;
   context.log("accept: redis-benchmark ceiling");
   const ceiling = await acceptScriptCeiling(context.redisUrl, ACCEPT_CLIENTS, pick(context, 200_000, 40_000));
@@ -57,6 +62,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
       command: "npm run bench -- --only accept",
       note: cpuNote(ours),
     },
+    overGrpc,
     ...comparison.peerRows,
     {
       system: "ceiling: redis-benchmark EVALSHA accept-13.lua",
@@ -83,6 +89,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
       `${ACCEPT_CLIENTS} keep-alive HTTP/1.1 connections, one request in flight each; every request a new messageId.`,
       `Bounds per round: ${fmt(load.warmupRequests)} warm-up requests (not counted), then at most ${fmt(load.maxRequests)} requests or ${load.maxSeconds} s; ${rounds} round(s) per system, alternating, each on a freshly started server; rounds pooled.`,
       "Ours: one gateway process, profile `noop`, Bearer API key; the worker liveness record is seeded (no actor runs), so the figure is the accept path alone.",
+      `Ours over gRPC: the same gateway with server.grpcPort set, the same requests as SendMessageRequest messages (tenant \`noop\`), ${ACCEPT_CLIENTS} calls in flight on one HTTP/2 channel (@grpc/grpc-js in the driver).`,
       "Peers: `DefaultRequestHandler` + an executor that publishes the task and COMPLETED at once, served by `jsonRpcHandler` on express 5 with NODE_ENV=production, no authentication; each store on Bun and on Node where it loads, the faster runtime is the store's peer in the ratios.",
       ...DURABLE_PEERS_SETUP,
       `Ceiling: redis-benchmark with the same ${ACCEPT_CLIENTS} clients runs EVALSHA of the accept script, each call a fresh task (__rand_int__ ids), with a live beat and a client record seeded.`,

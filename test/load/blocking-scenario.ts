@@ -1,7 +1,7 @@
 // Scenario 2, blocking round trip: SendMessage that waits for an `echo` run (gateway → Redis → actor → Redis →
 // gateway) from 32 concurrent clients, against the @a2a-js/sdk server running the same echo in its own process (in
 // memory, on PostgreSQL and on SQLite).
-import { cpuNote, type GatewaySetup, gatewayContender, type Load } from "./contenders.ts";
+import { cpuNote, type GatewaySetup, gatewayContender, grpcRow, type Load } from "./contenders.ts";
 import { type BenchContext, pick } from "./context.ts";
 import type { HttpAnswer } from "./http-load.ts";
 import { sendMessageBody } from "./installation.ts";
@@ -48,6 +48,11 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
   const rounds = pick(context, 3, 1);
   const ourContender = gatewayContender(context, "gateway", blockingSetup());
   const comparison = await compareWithPeers(context, rounds, ourContender, "echo", load, "round trips/s");
+  const overGrpc = await grpcRow(context, rounds, blockingSetup(), load, {
+    system: `a2a-runtime gateway over gRPC + \`work --actors ${BLOCKING_ACTORS}\` (echo)`,
+    unit: "round trips/s",
+    command: "npm run bench -- --only blocking",
+  });
   const { ours, inMemory } = comparison;
   const rows: Row[] = [
     {
@@ -59,6 +64,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
       command: "npm run bench -- --only blocking",
       note: `${cpuNote(ours)} (server = gateway + supervisor + actors)`,
     },
+    overGrpc,
     ...comparison.peerRows,
   ];
   const { p50, max, perSecond } = ours.summary;
@@ -76,6 +82,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
       `${BLOCKING_CLIENTS} keep-alive connections, one blocking SendMessage in flight each (text "hello", answered COMPLETED with the echoed artifact).`,
       `Bounds per round: ${fmt(load.warmupRequests)} warm-up requests, then at most ${fmt(load.maxRequests)} requests or ${load.maxSeconds} s; ${rounds} round(s) per system, alternating; rounds pooled.`,
       `Ours: one gateway (server.maxWaitingRequests ${BLOCKING_CLIENTS * 2}) and \`work --actors ${BLOCKING_ACTORS}\` with worker.concurrency ${BLOCKING_CONCURRENCY}, so every client's run can be in flight at once; every task is durable in Redis before the gateway waits.`,
+      `Ours over gRPC: the same installation with server.grpcPort set, the same requests as SendMessageRequest messages (tenant \`echo\`), ${BLOCKING_CLIENTS} calls in flight on one HTTP/2 channel.`,
       "Peers: the SDK server with an executor that publishes the task, WORKING, the echoed artifact and COMPLETED in-process (no separate worker), with each task store; the faster runtime is the store's peer in the ratios.",
       ...DURABLE_PEERS_SETUP,
       "CPU per request compares all the processes of a system: ours gateway + supervisor + actors + redis-server, a peer its server process (+ PostgreSQL's processes; + redis-server, which it does not use: ~0).",

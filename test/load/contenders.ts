@@ -1,12 +1,15 @@
 // The HTTP systems a scenario compares (our gateway with or without actors, the SDK server on Bun or Node), each one
 // started fresh per round, loaded by the same driver, and stopped; rounds alternate between them so that a slow
 // moment of the machine does not fall on one system only.
+
+import { freePort } from "../support/redis.ts";
 import type { BenchContext } from "./context.ts";
-import { type HttpAnswer, runHttpLoad } from "./http-load.ts";
+import { runGrpcLoad } from "./grpc-load.ts";
+import { type HttpAnswer, type LoadResult, runHttpLoad } from "./http-load.ts";
 import { Installation } from "./installation.ts";
 import type { PeerEngine } from "./peer-databases.ts";
 import { type Child, childrenOf, cpuSeconds } from "./processes.ts";
-import { fmt } from "./results.ts";
+import { fmt, type Row } from "./results.ts";
 import { type PeerMode, type PeerRuntime, startSdkServer } from "./sdk-peer.ts";
 import { mergeSamples, type Sample, type Summary } from "./stats.ts";
 
@@ -48,11 +51,17 @@ export interface Compared {
 
 const A2A_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 
+/** Runs a load against one system (over HTTP/1.1 or gRPC). */
+type Drive = (load: Load) => Promise<LoadResult>;
+
+/** HTTP/1.1 POSTs of the load's JSON-RPC bodies to `path`. */
+function httpDrive(port: number, path: string, headers: Record<string, string>): Drive {
+  return (load) => runHttpLoad({ port, path, headers, ...load });
+}
+
 async function measure(
   context: BenchContext,
-  port: number,
-  path: string,
-  headers: Record<string, string>,
+  drive: Drive,
   load: Load,
   pids: () => number[],
   databasePids: () => number[] = () => [],
@@ -60,11 +69,9 @@ async function measure(
   const sum = (list: number[]) => list.reduce((total, pid) => total + cpuSeconds(pid), 0);
   const cpu = () => sum(pids());
   // The warm-up runs first on its own, so the CPU counters cover the measured window only.
-  if (load.warmupRequests > 0) {
-    await runHttpLoad({ port, path, headers, ...load, maxRequests: load.warmupRequests, warmupRequests: 0 });
-  }
+  if (load.warmupRequests > 0) await drive({ ...load, maxRequests: load.warmupRequests, warmupRequests: 0 });
   const cpu0 = [cpu(), cpuSeconds(context.redisPid), sum(databasePids())];
-  const result = await runHttpLoad({ port, path, headers, ...load, warmupRequests: 0 });
+  const result = await drive({ ...load, warmupRequests: 0 });
   return {
     latencies: result.latencies,
     seconds: result.seconds,
@@ -88,13 +95,17 @@ export interface GatewaySetup {
   bunArgs?: string[];
   /** Another checkout's src/cli.ts for the gateway (before/after comparisons). */
   cli?: string;
+  /** Drive the load over the gateway's gRPC server instead of its JSON-RPC endpoint. */
+  grpc?: boolean;
 }
 
 export function gatewayContender(context: BenchContext, name: string, setup: GatewaySetup): Contender {
   return {
     name,
     async run(load) {
-      const inst = new Installation(context.redisUrl, setup.env ? { env: setup.env } : {});
+      const grpcPort = setup.grpc ? await freePort() : undefined;
+      const env = { ...setup.env, ...(grpcPort === undefined ? {} : { A2A_SERVER_GRPC_PORT: String(grpcPort) }) };
+      const inst = new Installation(context.redisUrl, { env });
       await inst.addClient();
       let beat: ReturnType<typeof setInterval> | undefined;
       let work: Child | undefined;
@@ -109,7 +120,18 @@ export function gatewayContender(context: BenchContext, name: string, setup: Gat
         gateway = started.child;
         const headers = { ...A2A_HEADERS, Authorization: `Bearer ${inst.apiKey}` };
         const pids = () => [started.child.pid, ...(work ? childPids(work.pid) : [])];
-        return await measure(context, started.port, `/a2a/${setup.profile}`, headers, load, pids);
+        const drive: Drive =
+          grpcPort === undefined
+            ? httpDrive(started.port, `/a2a/${setup.profile}`, headers)
+            : (grpcLoad) =>
+                runGrpcLoad({
+                  address: `127.0.0.1:${grpcPort}`,
+                  apiKey: inst.apiKey,
+                  ...grpcLoad,
+                  // The profile is the request's tenant, as the card's gRPC interface says.
+                  body: (seq) => withTenant(grpcLoad.body(seq), setup.profile),
+                });
+        return await measure(context, drive, load, pids);
       } finally {
         clearInterval(beat);
         await gateway?.stop();
@@ -138,13 +160,20 @@ export function sdkContender(
       const { child, port } = await startSdkServer(runtime, mode, database?.url);
       const databasePids = () => (typeof server === "object" ? server.pids() : []);
       try {
-        return await measure(context, port, "/", A2A_HEADERS, load, () => [child.pid, ...databasePids()], databasePids);
+        const pids = () => [child.pid, ...databasePids()];
+        return await measure(context, httpDrive(port, "/", A2A_HEADERS), load, pids, databasePids);
       } finally {
         await child.stop();
         await database?.drop();
       }
     },
   };
+}
+
+/** A JSON-RPC body whose params name `tenant`. */
+function withTenant(body: string, tenant: string): string {
+  const request = JSON.parse(body) as { params: Record<string, unknown> };
+  return JSON.stringify({ ...request, params: { ...request.params, tenant } });
 }
 
 /** The `work` process and its actor processes, read from /proc. */
@@ -161,6 +190,32 @@ export function cpuNote(compared: Compared): string {
   const database =
     compared.databaseCpuPerRequestUs > 0 ? ` (of it PostgreSQL ${fmt(compared.databaseCpuPerRequestUs)} µs)` : "";
   return `CPU per request: server ${fmt(compared.serverCpuPerRequestUs)} µs${database}${redis}${error}`;
+}
+
+/**
+ * Our gateway with the same setup driven over gRPC (the same requests, one HTTP/2 channel), measured like the others:
+ * its row for a section, next to the JSON-RPC one.
+ */
+export async function grpcRow(
+  context: BenchContext,
+  rounds: number,
+  setup: GatewaySetup,
+  load: Load,
+  row: { system: string; unit: string; command: string },
+): Promise<Row> {
+  context.log("  the gateway over gRPC");
+  const name = "gateway-grpc";
+  const measured = (
+    await compare(context, rounds, [gatewayContender(context, name, { ...setup, grpc: true })], load)
+  ).get(name);
+  if (!measured) throw new Error("the gRPC contender did not run");
+  return {
+    ...row,
+    role: "ours",
+    summary: measured.summary,
+    errors: measured.summary.errors,
+    note: `${cpuNote(measured)}; ${load.concurrency} calls in flight on one HTTP/2 channel`,
+  };
 }
 
 /** Runs every contender `rounds` times, alternating, and pools each one's rounds. */

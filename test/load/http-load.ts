@@ -121,11 +121,17 @@ function requestHead(options: LoadOptions, bodyBytes: number): string {
   return `${lines.join("\r\n")}\r\n\r\n`;
 }
 
-/** Drives `options.concurrency` clients, first through the warm-up, then through the measured window. */
-export async function runHttpLoad(options: LoadOptions): Promise<LoadResult> {
-  const connections = await Promise.all(
-    Array.from({ length: options.concurrency }, () => Connection.open(options.port)),
-  );
+/** One client of a load: one request in flight at a time. */
+export interface LoadClient {
+  send(body: string): Promise<HttpAnswer>;
+  close(): void;
+}
+
+/** The bounds and checks of a load, whatever carries its requests. */
+export type DriveOptions = Pick<LoadOptions, "maxRequests" | "maxSeconds" | "warmupRequests" | "body" | "check">;
+
+/** Drives `clients`, first through the warm-up, then through the measured window; closes them at the end. */
+export async function driveLoad(clients: readonly LoadClient[], options: DriveOptions): Promise<LoadResult> {
   const check = options.check ?? ((answer: HttpAnswer) => answer.status === 200);
   let seq = 0;
   let errors = 0;
@@ -135,7 +141,7 @@ export async function runHttpLoad(options: LoadOptions): Promise<LoadResult> {
     const started = performance.now();
     const deadline = started + seconds * 1000;
     await Promise.all(
-      connections.map(async (connection) => {
+      clients.map(async (client) => {
         while (issued < count && performance.now() < deadline) {
           issued += 1;
           seq += 1;
@@ -143,7 +149,7 @@ export async function runHttpLoad(options: LoadOptions): Promise<LoadResult> {
           const t0 = performance.now();
           let ok = false;
           try {
-            const answer = await connection.send(requestHead(options, Buffer.byteLength(body)), body);
+            const answer = await client.send(body);
             ok = check(answer);
             if (!ok) firstError ??= `HTTP ${answer.status}: ${answer.body.slice(0, 300)}`;
           } catch (error) {
@@ -167,6 +173,20 @@ export async function runHttpLoad(options: LoadOptions): Promise<LoadResult> {
     const seconds = await phase(options.maxRequests, options.maxSeconds, latencies);
     return { ...summarize(latencies, seconds), errors, firstError, latencies };
   } finally {
-    for (const connection of connections) connection.close();
+    for (const client of clients) client.close();
   }
+}
+
+/** Drives `options.concurrency` HTTP/1.1 connections, first through the warm-up, then through the measured window. */
+export async function runHttpLoad(options: LoadOptions): Promise<LoadResult> {
+  const connections = await Promise.all(
+    Array.from({ length: options.concurrency }, () => Connection.open(options.port)),
+  );
+  const clients = connections.map(
+    (connection): LoadClient => ({
+      send: (body) => connection.send(requestHead(options, Buffer.byteLength(body)), body),
+      close: () => connection.close(),
+    }),
+  );
+  return await driveLoad(clients, options);
 }

@@ -32,9 +32,10 @@ export function messagesOnly(proto: string): string {
   return text;
 }
 
+/** The A2A 1.0 messages, compiled from the specification's proto (never from the served one). */
 let registry: FileRegistry | undefined;
 
-function a2aRegistry(): FileRegistry {
+export function a2aRegistry(): FileRegistry {
   if (registry) return registry;
   const dir = mkdtempSync(join(tmpdir(), "a2a-proto-"));
   try {

@@ -74,17 +74,18 @@ export async function serveJsonRpc(context: GatewayContext, profileName: string,
     account.method = method;
     account.params = params;
     streamOpening = isStreamMethod(method);
+    const framing = jsonRpcFraming(id, dialect);
     const answer = await runOperation(
-      { context, request, profile, client, account, deadline, method, params },
-      jsonRpcFraming(id, dialect),
+      { context, profile, client, account, deadline, method, params },
+      (clientId) => new SseEventSink(context, framing, request.signal, clientId),
     );
-    if ("stream" in answer) {
+    if ("sink" in answer) {
       // A streaming notification stored its task; nobody reads the stream, so it ends at once and frees its leases.
       if (notification) {
-        await answer.stream.body?.cancel();
+        await answer.sink.response.body?.cancel();
         return silentAnswer();
       }
-      return answer.stream;
+      return answer.sink.response;
     }
     if (notification) return silentAnswer();
     return resultResponse(id, dialect.result(method, answer.result));

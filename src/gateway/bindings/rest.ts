@@ -2,6 +2,7 @@
 // route (HTTP method and path; no Redis) → credentials (headers only) → permission → rate → A2A-Version → body
 // (Content-Type, size cap, nesting) or query → fields → params → operation. The steps and the operations are the
 // JSON-RPC binding's; only the framing differs: HTTP statuses from the error table, google.rpc.Status error bodies.
+import { SseEventSink } from "../event-sink.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { admitRequest, checkedParams, profileOf, RequestAccount } from "../request-steps.ts";
 import { runOperation } from "../run-operation.ts";
@@ -32,10 +33,10 @@ export async function serveRest(context: GatewayContext, profileName: string, re
     const params = checkedParams(method, await requestFields(route, request, context.config.server));
     account.params = params;
     const answer = await runOperation(
-      { context, request, profile, client, account, deadline, method, params },
-      REST_FRAMING,
+      { context, profile, client, account, deadline, method, params },
+      (clientId) => new SseEventSink(context, REST_FRAMING, request.signal, clientId),
     );
-    return "stream" in answer ? answer.stream : restResultResponse(answer.result, mediaType);
+    return "sink" in answer ? answer.sink.response : restResultResponse(answer.result, mediaType);
   } catch (error) {
     return restErrorResponse(account.failed(error), mediaType);
   } finally {

@@ -1,11 +1,12 @@
 // The same source under Deno: `deno run -A src/cli.ts gateway` and `… work` (actors under Deno too) on a real
 // redis-server serve a blocking SendMessage, an accepted task, a stream (ended when its client leaves), a webhook, and
-// the HTTP+JSON binding's send, get and stream.
+// the HTTP+JSON binding's send, get and stream, and the gRPC binding's (node:http2 under Deno).
 // Skipped only when the deno binary is absent (npm ci installs it from the deno dev dependency).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { CapacityLeases } from "../../../src/journal/index.ts";
-import { startRedis, type TestRedis } from "../../support/redis.ts";
+import { closeGrpcClients, grpcCall, openGrpcStream } from "../../support/grpc-client.ts";
+import { freePort, startRedis, type TestRedis } from "../../support/redis.ts";
 import { openRestStream, openStream } from "../../support/sse-client.ts";
 import { waitFor } from "../actors/harness.ts";
 import { message, rest, rpc } from "../gateway/harness.ts";
@@ -27,16 +28,24 @@ describe.skipIf(!deno)("under Deno", () => {
   let gateway: Running & { url: string };
   let key: string;
   let hook: Receiver;
+  let grpcAddress: string;
 
   beforeAll(async () => {
     server = await startRedis();
     hook = await startReceiver();
-    inst = await installation({ redisUrl: server.url, allowHosts: [`127.0.0.1:${hook.port}`] });
+    const grpcPort = await freePort();
+    grpcAddress = `127.0.0.1:${grpcPort}`;
+    inst = await installation({
+      redisUrl: server.url,
+      allowHosts: [`127.0.0.1:${hook.port}`],
+      env: { A2A_SERVER_GRPC_PORT: String(grpcPort) },
+    });
     [gateway] = await Promise.all([inst.gateway("deno"), inst.work("deno", 1)]);
     ({ key } = await inst.client());
   }, 60_000);
 
   afterAll(async () => {
+    closeGrpcClients();
     await inst?.close();
     await hook?.close();
     await server?.stop();
@@ -106,5 +115,29 @@ describe.skipIf(!deno)("under Deno", () => {
     const missing = await rest(gateway.url, "GET", "/tasks/no-such-task", undefined, { key });
     expect(missing.status).toBe(404);
     expect(missing.body.error.status).toBe("NOT_FOUND");
+  }, 20_000);
+
+  test("gRPC: a blocking SendMessage, GetTask, a stream of StreamResponse messages, NOT_FOUND", async () => {
+    const sent = await grpcCall(grpcAddress, "SendMessage", { message: message("grpc under deno") }, { key });
+    expect(sent.status).toBe(0);
+    expect(sent.body.task.status.state).toBe("TASK_STATE_COMPLETED");
+    const got = await grpcCall(grpcAddress, "GetTask", { id: sent.body.task.id }, { key });
+    expect(got.body.id).toBe(sent.body.task.id);
+    const stream = await openGrpcStream(
+      grpcAddress,
+      "SendStreamingMessage",
+      { message: message("grpc stream") },
+      { key },
+    );
+    await stream.closed;
+    expect(stream.error).toBeUndefined();
+    expect(stream.events[0].task.id).toBeDefined();
+    expect(stream.events.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    const missing = await grpcCall(grpcAddress, "GetTask", { id: "no-such-task" }, { key });
+    expect(missing.status).toBe(5);
+    expect(missing.body.error.details[0]).toMatchObject({
+      reason: "TASK_NOT_FOUND",
+      metadata: { taskId: "no-such-task" },
+    });
   }, 20_000);
 });

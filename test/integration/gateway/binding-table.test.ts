@@ -1,9 +1,11 @@
-// One behaviour table, two bindings: each scenario (refusals with their reasons and Retry-After, the blocking deadline's
-// 504 with the task id, isolation, limits, bad input) runs over JSON-RPC and over HTTP+JSON, and what a client observes
-// is compared. Only the HTTP status of an A2A error differs (JSON-RPC answers it with 200, HTTP+JSON with §5.4's
-// status); the reason, message, metadata, details and headers are the same, and neither binding stores anything.
+// One behaviour table, three bindings: each scenario (refusals with their reasons and Retry-After, the blocking
+// deadline's 504 with the task id, isolation, limits, bad input) runs over JSON-RPC, over HTTP+JSON and over gRPC, and
+// what a client observes is compared. Only the status differs (JSON-RPC answers an A2A error with HTTP 200, HTTP+JSON
+// with §5.4's status, gRPC with the error table's code); the reason, message, metadata, details and headers (gRPC's
+// trailing metadata) are the same, and no binding stores anything.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { A2aMethod } from "../../../src/protocol/index.ts";
+import { closeGrpcClients, grpcCall, openGrpcStream } from "../../support/grpc-client.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
 import { openRestStream, openStream } from "../../support/sse-client.ts";
 import { leaseCounts } from "../streams/helpers.ts";
@@ -19,8 +21,8 @@ import {
   startHarness,
 } from "./harness.ts";
 
-type Binding = "jsonrpc" | "rest";
-const BINDINGS: readonly Binding[] = ["jsonrpc", "rest"];
+type Binding = "jsonrpc" | "rest" | "grpc";
+const BINDINGS: readonly Binding[] = ["jsonrpc", "rest", "grpc"];
 
 interface CallOptions {
   key?: string | undefined;
@@ -99,6 +101,13 @@ function observe(answer: RpcAnswer): Observed {
   return observed;
 }
 
+/** The harness whose gateway serves `base`. */
+function harnessAt(base: string): Harness {
+  const found = [h, idle, quick].find((harness) => harness.gateway.url === base);
+  if (!found) throw new Error(`no harness serves ${base}`);
+  return found;
+}
+
 /** Calls `method` over `binding`; a success is observed as its status alone. */
 async function call(
   base: string,
@@ -107,6 +116,11 @@ async function call(
   params: Record<string, unknown>,
   options: CallOptions,
 ): Promise<Observed & { body: RpcAnswer["body"] }> {
+  if (binding === "grpc") {
+    const answer = await grpcCall(harnessAt(base).gateway.grpcAddress ?? "", method, params, options);
+    // A success (gRPC OK) is observed as the HTTP bindings' 200.
+    return { ...observe(answer.status === 0 ? { ...answer, status: 200 } : answer), body: answer.body };
+  }
   if (binding === "jsonrpc") {
     const answer = await rpc(base, method, params, options);
     return { ...observe(answer), body: answer.body };
@@ -116,9 +130,14 @@ async function call(
   return { ...observe(answer), body: answer.body };
 }
 
-/** The HTTP status each binding answers an error with: the same, or JSON-RPC's 200 against §5.4's. */
-function statuses(rest: number, jsonrpc = rest): Record<Binding, number> {
-  return { jsonrpc, rest };
+/** The gRPC code of the errors the table answers with each HTTP+JSON status (400 has two: pass it). */
+const GRPC_CODE: Record<number, number> = { 401: 16, 403: 7, 404: 5, 413: 8, 429: 8, 503: 14, 504: 4 };
+const INVALID_ARGUMENT = 3;
+const FAILED_PRECONDITION = 9;
+
+/** The status each binding answers an error with: the same HTTP status, or JSON-RPC's 200; and gRPC's code. */
+function statuses(rest: number, jsonrpc = rest, grpc = GRPC_CODE[rest] ?? -1): Record<Binding, number> {
+  return { jsonrpc, rest, grpc };
 }
 
 /** The observation with `value` (an id that differs from binding to binding) written as `name` in its metadata. */
@@ -134,10 +153,11 @@ function observed(seen: Observed & { body?: unknown }): Omit<Observed, "status">
   return rest;
 }
 
-/** Asserts that both bindings' observations are the same but for the expected HTTP statuses; answers the JSON-RPC one. */
+/** Asserts that every binding's observation is the same but for the expected statuses; answers the JSON-RPC one. */
 function sameObservation(seen: Record<Binding, Observed>, expected: Record<Binding, number>): Omit<Observed, "status"> {
   for (const binding of BINDINGS) expect(seen[binding].status).toBe(expected[binding]);
   expect(observed(seen.rest)).toEqual(observed(seen.jsonrpc));
+  expect(observed(seen.grpc)).toEqual(observed(seen.jsonrpc));
   return observed(seen.jsonrpc);
 }
 
@@ -161,10 +181,12 @@ beforeAll(async () => {
       A2A_SERVER_MAX_STREAMS_PER_CLIENT: "1",
       A2A_SERVER_MAX_BODY_BYTES: "4096",
     },
+    grpc: true,
   });
   await h.actor.live();
-  idle = await startHarness({ server });
+  idle = await startHarness({ server, grpc: true });
   quick = await startHarness({
+    grpc: true,
     env: {
       A2A_SERVER_BLOCKING_WAIT_SECONDS: "1",
       A2A_SERVER_STORE_TIMEOUT_SECONDS: "1",
@@ -176,6 +198,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  closeGrpcClients();
   await quick?.stop();
   await idle?.stop();
   await h?.stop();
@@ -201,7 +224,7 @@ const send = (text: string, returnImmediately = true) => ({
   configuration: { returnImmediately },
 });
 
-describe("refusals: the same reason, message, Retry-After and RetryInfo over both bindings", () => {
+describe("refusals: the same reason, message, Retry-After and RetryInfo over every binding", () => {
   test("no live worker: 503 WORKER_UNAVAILABLE", async () => {
     const { key } = await idle.client();
     const seen = await overBoth(idle, (b) => call(idle.gateway.url, b, "SendMessage", send("anyone?"), { key }));
@@ -285,7 +308,9 @@ describe("refusals: the same reason, message, Retry-After and RetryInfo over bot
       const open =
         binding === "jsonrpc"
           ? await openStream(h.gateway.url, "SubscribeToTask", { id: taskId }, { key: client.key })
-          : await openRestStream(h.gateway.url, "GET", `/tasks/${taskId}:subscribe`, undefined, { key: client.key });
+          : binding === "rest"
+            ? await openRestStream(h.gateway.url, "GET", `/tasks/${taskId}:subscribe`, undefined, { key: client.key })
+            : await openGrpcStream(h.gateway.grpcAddress ?? "", "SubscribeToTask", { id: taskId }, { key: client.key });
       await open.waitForEvents(1);
       const before = await keysUnder(h.redis, h.prefix);
       seen[binding] = await call(h.gateway.url, binding, "SubscribeToTask", { id: taskId }, { key: client.key });
@@ -307,7 +332,7 @@ describe("refusals: the same reason, message, Retry-After and RetryInfo over bot
       const before = await keysUnder(quick.redis, quick.prefix);
       for (let i = 0; i < 20 && seen[binding] === undefined; i++) {
         const answer = await call(quick.gateway.url, binding, "GetTask", { id: "t-missing" }, { key });
-        if (answer.status === 429) seen[binding] = answer;
+        if (answer.status === statuses(429)[binding]) seen[binding] = answer;
       }
       expect(await keysUnder(quick.redis, quick.prefix)).toEqual(before);
     }
@@ -339,8 +364,10 @@ describe("credentials, version and input", () => {
     // The JSON-RPC endpoint also serves A2A 0.3 (to clients without the header); the HTTP+JSON routes serve 1.0 only.
     const { message: jsonRpcMessage, metadata: jsonRpcMetadata, ...jsonRpc } = observed(seen.jsonrpc);
     const { message: restMessage, metadata: restMetadata, ...rest } = observed(seen.rest);
-    expect([seen.rest.status, seen.jsonrpc.status]).toEqual([400, 200]);
+    expect([seen.rest.status, seen.jsonrpc.status, seen.grpc.status]).toEqual([400, 200, FAILED_PRECONDITION]);
     expect(rest).toEqual(jsonRpc);
+    // gRPC serves 1.0 only, as HTTP+JSON does.
+    expect(observed(seen.grpc)).toEqual(observed(seen.rest));
     expect(jsonRpc).toMatchObject({ reason: "VERSION_NOT_SUPPORTED" });
     expect([jsonRpcMetadata, restMetadata]).toEqual([
       { requested: "2.0", served: "1.0,0.3" },
@@ -361,7 +388,7 @@ describe("credentials, version and input", () => {
     const nested = await overBoth(h, (b) =>
       call(h.gateway.url, b, "SendMessage", { ...send("deep"), metadata: { deep } }, { key }),
     );
-    expect(sameObservation(nested, statuses(400, 200))).toMatchObject({
+    expect(sameObservation(nested, statuses(400, 200, INVALID_ARGUMENT))).toMatchObject({
       reason: "INVALID_REQUEST",
       message: "JSON nesting is deeper than 32 levels",
     });
@@ -369,15 +396,18 @@ describe("credentials, version and input", () => {
 
   test("params that fail the schema: INVALID_PARAMS with the same field violations", async () => {
     const { key } = await h.client();
-    const cases: [A2aMethod, Record<string, unknown>][] = [
+    // An enum value the proto does not have: by name in JSON; gRPC's binary can only carry an unknown number.
+    const cases: [A2aMethod, Record<string, unknown>, Record<string, unknown>?][] = [
       ["SendMessage", { configuration: { returnImmediately: true } }],
       ["ListTasks", { pageSize: 101 }],
-      ["ListTasks", { status: "TASK_STATE_RUNNING" }],
+      ["ListTasks", { status: "TASK_STATE_RUNNING" }, { status: 99 }],
       ["GetTask", { id: "t", historyLength: -1 }],
     ];
-    for (const [method, params] of cases) {
-      const seen = await overBoth(h, (b) => call(h.gateway.url, b, method, params, { key }));
-      const observed = sameObservation(seen, statuses(400, 200));
+    for (const [method, params, grpcParams = params] of cases) {
+      const seen = await overBoth(h, (b) =>
+        call(h.gateway.url, b, method, b === "grpc" ? grpcParams : params, { key }),
+      );
+      const observed = sameObservation(seen, statuses(400, 200, INVALID_ARGUMENT));
       expect(observed.reason).toBe("INVALID_PARAMS");
       expect(observed.violations).toBeDefined();
     }
@@ -422,12 +452,12 @@ describe("tasks", () => {
     const taskId: string = created.body.result.task.id;
     await h.actor.complete(await h.actor.takeOne({ taskId, clientId }));
     const cancel = await overBoth(h, (b) => call(h.gateway.url, b, "CancelTask", { id: taskId }, { key }));
-    expect(sameObservation(cancel, statuses(400, 200))).toMatchObject({
+    expect(sameObservation(cancel, statuses(400, 200, FAILED_PRECONDITION))).toMatchObject({
       reason: "TASK_NOT_CANCELABLE",
       metadata: { taskId },
     });
     const subscribe = await overBoth(h, (b) => call(h.gateway.url, b, "SubscribeToTask", { id: taskId }, { key }));
-    expect(sameObservation(subscribe, statuses(400, 200))).toMatchObject({
+    expect(sameObservation(subscribe, statuses(400, 200, FAILED_PRECONDITION))).toMatchObject({
       reason: "UNSUPPORTED_OPERATION",
       metadata: { taskId },
     });
@@ -454,19 +484,20 @@ describe("deadlines", () => {
       reason: "BLOCKING_DEADLINE_EXCEEDED",
       metadata: { taskId: "<id>", blockingWaitSeconds: "1" },
     });
-    expect(tasks[0]).not.toBe(tasks[1]);
+    expect(new Set(tasks).size).toBe(BINDINGS.length);
   });
 
-  test("a paused Redis: 503 STORE_TIMEOUT within the store deadline, from both bindings", async () => {
-    const [a, b] = [await quick.client(), await quick.client()];
+  test("a paused Redis: 503 STORE_TIMEOUT within the store deadline, from every binding", async () => {
+    const [a, b, c] = [await quick.client(), await quick.client(), await quick.client()];
     const pausing = quick.server.client();
     await pausing.call("CLIENT", "PAUSE", "4000", "ALL");
     try {
-      const [jsonrpc, restful] = await Promise.all([
+      const [jsonrpc, restful, grpc] = await Promise.all([
         call(quick.gateway.url, "jsonrpc", "GetTask", { id: "t-paused" }, { key: a.key }),
         call(quick.gateway.url, "rest", "GetTask", { id: "t-paused" }, { key: b.key }),
+        call(quick.gateway.url, "grpc", "GetTask", { id: "t-paused" }, { key: c.key }),
       ]);
-      expect(sameObservation({ jsonrpc, rest: restful }, statuses(503))).toMatchObject({
+      expect(sameObservation({ jsonrpc, rest: restful, grpc }, statuses(503))).toMatchObject({
         reason: "STORE_TIMEOUT",
         retryAfter: "1",
         metadata: { timeoutSeconds: "1" },

@@ -1,7 +1,8 @@
 // A gateway process holds the same Redis connections however many requests wait: 1,000 blocking SendMessage calls
-// waiting at once use no more connections (CLIENT LIST) than one.
+// waiting at once use no more connections (CLIENT LIST) than one, and its gRPC server opens none of its own.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "node:net";
+import { closeGrpcClients, grpcCall, openGrpcStream } from "../../support/grpc-client.ts";
 import { eventually, type Harness, message, startHarness } from "./harness.ts";
 
 let h: Harness;
@@ -14,12 +15,14 @@ beforeAll(async () => {
       A2A_CLIENTS_MAX_WAITING_REQUESTS: "100000",
       A2A_SERVER_BLOCKING_WAIT_SECONDS: "30",
     },
+    grpc: true,
   });
   await h.actor.live();
   client = await h.client();
 });
 
 afterAll(async () => {
+  closeGrpcClients();
   await h.stop();
 });
 
@@ -88,5 +91,27 @@ test("1,000 waiting requests use no more Redis connections than one", async () =
   expect(answers.every((answer) => answer.status === 200)).toBe(true);
   const states = new Set(answers.map((answer) => JSON.parse(answer.body).result.task.status.state));
   expect([...states]).toEqual(["TASK_STATE_COMPLETED"]);
+  expect(await waiting()).toBe(0);
+}, 60_000);
+
+test("gRPC calls waiting and streaming use the gateway's two connections, no more", async () => {
+  const address = h.gateway.grpcAddress ?? "";
+  const many = Array.from({ length: 200 }, () =>
+    grpcCall(address, "SendMessage", { message: message("wait over gRPC") }, { key: client.key }),
+  );
+  const stream = await openGrpcStream(address, "SendStreamingMessage", { message: message("stream") }, client);
+  await stream.waitForEvents(1, 10_000);
+  await eventually(async () => (await waiting()) === 200, 20_000);
+  expect((await connections()).gateway).toBe(2);
+
+  const claims = await h.actor.take(201, { clientId: client.id }, 10_000);
+  await Promise.all(claims.map((claim) => h.actor.complete(claim)));
+  const answers = await Promise.all(many);
+  expect(answers.map((answer) => answer.body.task?.status?.state)).toEqual(
+    Array.from({ length: 200 }, () => "TASK_STATE_COMPLETED"),
+  );
+  await stream.closed;
+  expect(stream.error).toBeUndefined();
+  expect(stream.events.at(-1)?.statusUpdate?.status?.state).toBe("TASK_STATE_COMPLETED");
   expect(await waiting()).toBe(0);
 }, 60_000);

@@ -33,6 +33,8 @@ export interface HarnessOptions {
   profiles?: Record<string, unknown>[];
   /** Reuse a Redis server (the harness then leaves it running). */
   server?: TestRedis;
+  /** Runs the gRPC server too, on a free port (gateway.grpcAddress). */
+  grpc?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -53,7 +55,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     writeFileSync(file, JSON.stringify({ profiles: options.profiles }));
   }
   const config = loadConfig(file === undefined ? { env } : { env, file });
-  const gateway = await startGateway(config, { port: 0, logger: createLogger("gateway-test", "error") });
+  const gateway = await startGateway(config, {
+    port: 0,
+    ...(options.grpc ? { grpcPort: 0 } : {}),
+    logger: createLogger("gateway-test", "error"),
+  });
   const redis = server.client();
   const keys = new KeySpace(prefix, 1);
   const clients = new ClientRegistry(redis, keys);

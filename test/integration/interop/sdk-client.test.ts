@@ -1,8 +1,9 @@
 // Interoperability with the official A2A JavaScript SDK (@a2a-js/sdk 1.3.0, A2A 1.0): its ClientFactory resolves our
-// agent cards, and the same matrix runs over its JSON-RPC transport and over its HTTP+JSON (REST) transport against a
-// real gateway (real Redis, a FakeActor moving tasks), authenticated through the SDK's own mechanisms: an
-// authenticating fetch (Bearer) and a call interceptor (X-API-Key). Every card, result and stream event the SDK
-// receives, over either transport, also passes the strict ProtoJSON parser built from the A2A 1.0 proto.
+// agent cards, and the same matrix runs over its JSON-RPC transport, its HTTP+JSON (REST) transport and its gRPC
+// transport (@a2a-js/sdk/client/grpc) against a real gateway (real Redis, a FakeActor moving tasks), authenticated
+// through the SDK's own mechanisms: an authenticating fetch (Bearer; over gRPC, the same header as call metadata) and
+// a call interceptor (X-API-Key). Every card, result and stream event the SDK receives over HTTP also passes the
+// strict ProtoJSON parser built from the A2A 1.0 proto (gRPC messages are binary: the SDK's own decoder reads them).
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import {
@@ -25,6 +26,7 @@ import {
   RestTransportFactory,
   type TransportFactory,
 } from "@a2a-js/sdk/client";
+import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 import { eventually, type Harness, profile, startHarness } from "../gateway/harness.ts";
 import { emitChunks } from "../streams/helpers.ts";
 import { ProtoJsonWatch } from "./proto-json-watch.ts";
@@ -32,26 +34,59 @@ import { ProtoJsonWatch } from "./proto-json-watch.ts";
 /** One of the SDK's transports, and how its errors say what the server answered. */
 interface Transport {
   /** The card's protocolBinding the transport speaks. */
-  readonly binding: "JSONRPC" | "HTTP+JSON";
+  readonly binding: "JSONRPC" | "HTTP+JSON" | "GRPC";
   factory(fetchImpl?: typeof fetch): TransportFactory;
+  /** How a client of this transport sends a Bearer key: an authenticating fetch, or call metadata. */
+  bearer(key: string): { fetchImpl?: typeof fetch; interceptors?: CallInterceptor[] };
   /** What an A2A error of JSON-RPC code `code` and HTTP+JSON status `status` carries in this transport. */
   a2aError(code: number, status: number): Record<string, unknown>;
   /** What an error of ours that the SDK has no class for carries: the JSON-RPC -32000, or the HTTP status. */
   ownError(status: number): Record<string, unknown>;
 }
 
+/** A call interceptor that sets one service parameter (an HTTP header, or gRPC metadata) on every call. */
+function serviceParameter(name: string, value: string): CallInterceptor {
+  return {
+    before: async (args) => {
+      if (args.options?.serviceParameters) args.options.serviceParameters[name] = value;
+    },
+    after: async () => {},
+  };
+}
+
+/** A Bearer key on every request, through the SDK's authenticating fetch. */
+function bearerFetch(key: string): { fetchImpl: typeof fetch } {
+  const fetchImpl = createAuthenticatingFetchWithRetry(watchedFetch, {
+    headers: async () => ({ Authorization: `Bearer ${key}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+  return { fetchImpl };
+}
+
+/** The gRPC status code of the HTTP status the table gives the same error. */
+const GRPC_CODES: Record<number, number> = { 400: 9, 401: 16, 404: 5, 503: 14 };
+
 const TRANSPORTS: readonly Transport[] = [
   {
     binding: "JSONRPC",
     factory: (fetchImpl) => new JsonRpcTransportFactory(fetchImpl ? { fetchImpl } : {}),
+    bearer: bearerFetch,
     a2aError: (code) => ({ envelopeCode: code }),
     ownError: () => ({ envelopeCode: -32000 }),
   },
   {
     binding: "HTTP+JSON",
     factory: (fetchImpl) => new RestTransportFactory(fetchImpl ? { fetchImpl } : {}),
+    bearer: bearerFetch,
     a2aError: (_code, status) => ({ transport: "rest", statusCode: status }),
     ownError: (status) => ({ transport: "rest", statusCode: status }),
+  },
+  {
+    binding: "GRPC",
+    factory: () => new GrpcTransportFactory(),
+    bearer: (key) => ({ interceptors: [serviceParameter("authorization", `Bearer ${key}`)] }),
+    a2aError: (_code, status) => ({ transport: "grpc", status: GRPC_CODES[status] }),
+    ownError: (status) => ({ transport: "grpc", status: GRPC_CODES[status] }),
   },
 ];
 
@@ -71,9 +106,9 @@ function sdkMessage(text: string): Message {
   };
 }
 
-function sendRequest(text: string, returnImmediately = false): SendMessageRequest {
+function sendRequest(text: string, returnImmediately = false, tenant = ""): SendMessageRequest {
   return {
-    tenant: "",
+    tenant,
     message: sdkMessage(text),
     configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
     metadata: undefined,
@@ -101,12 +136,12 @@ function texts(task: Task): string[] {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ profiles: [profile("echo"), profile("second")] });
+  h = await startHarness({ profiles: [profile("echo"), profile("second")], grpc: true });
   base = h.gateway.url;
   await h.actor.live();
 });
 
-/** Every answer the SDK clients get passes through it. */
+/** Every answer the SDK clients get over HTTP passes through it. */
 const watch = new ProtoJsonWatch();
 const watchedFetch = watch.fetch as typeof fetch;
 
@@ -149,40 +184,34 @@ for (const transport of TRANSPORTS) {
 
     beforeAll(async () => {
       ({ id: clientId, key } = await h.client());
-      const fetchImpl = createAuthenticatingFetchWithRetry(watchedFetch, {
-        headers: async () => ({ Authorization: `Bearer ${key}` }),
-        shouldRetryWithHeaders: async () => undefined,
-      });
-      sdk = await sdkClient(transport, { fetchImpl });
+      sdk = await sdkClient(transport, transport.bearer(key));
     });
 
     test("resolves the well-known card and a profile's card, and calls each profile's own endpoint", async () => {
       const card = await sdk.getAgentCard();
       expect(card.name).toBe("echo");
-      expect(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion])).toEqual([
-        [`${base}/a2a/echo`, "JSONRPC", "1.0"],
-        [`${base}/a2a/echo`, "HTTP+JSON", "1.0"],
-        [`${base}/a2a/echo`, "JSONRPC", "0.3"],
+      expect(card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion, i.tenant])).toEqual([
+        [`${base}/a2a/echo`, "JSONRPC", "1.0", ""],
+        [`${base}/a2a/echo`, "HTTP+JSON", "1.0", ""],
+        [h.gateway.grpcAddress ?? "", "GRPC", "1.0", "echo"],
+        [`${base}/a2a/echo`, "JSONRPC", "0.3", ""],
       ]);
       expect(card.capabilities?.streaming).toBe(true);
       expect(Object.keys(card.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
 
       // The per-profile card, with the key sent as X-API-Key by an interceptor instead of the authenticating fetch.
-      const apiKeyHeader: CallInterceptor = {
-        before: async (args) => {
-          if (args.options?.serviceParameters) args.options.serviceParameters["X-API-Key"] = key;
-        },
-        after: async () => {},
-      };
       const second = await sdkClient(transport, {
-        interceptors: [apiKeyHeader],
+        interceptors: [serviceParameter("X-API-Key", key)],
         url: `${base}/a2a/second/.well-known/agent-card.json`,
         path: "",
       });
-      expect((await second.getAgentCard()).supportedInterfaces[0]?.url).toBe(`${base}/a2a/second`);
-      const accepted = asTask(await second.sendMessage(sendRequest("to second", true)));
+      const secondCard = await second.getAgentCard();
+      expect(secondCard.supportedInterfaces[0]?.url).toBe(`${base}/a2a/second`);
+      // The interface's tenant addresses the profile (gRPC serves every profile on one port; HTTP has none).
+      const tenant = secondCard.supportedInterfaces.find((i) => i.protocolBinding === transport.binding)?.tenant ?? "";
+      const accepted = asTask(await second.sendMessage(sendRequest("to second", true, tenant)));
       expect(await h.redis.hget(h.keys.task(0, accepted.id), "prof")).toBe("second");
-      const listed = await second.listTasks(LIST_ALL);
+      const listed = await second.listTasks({ ...LIST_ALL, tenant });
       expect(listed.tasks.map((task) => task.id)).toEqual([accepted.id]);
       await h.actor.complete(await h.actor.takeOne({ taskId: accepted.id }, 10_000));
     }, 20_000);
@@ -331,17 +360,18 @@ for (const transport of TRANSPORTS) {
 
     test("a refusal (the client's task limit) reaches the SDK with our message; nothing was stored", async () => {
       const limited = await h.client({ limit: 1 });
-      const fetchImpl = createAuthenticatingFetchWithRetry(watchedFetch, {
-        headers: async () => ({ Authorization: `Bearer ${limited.key}` }),
-        shouldRetryWithHeaders: async () => undefined,
-      });
-      const client = await sdkClient(transport, { fetchImpl });
+      const client = await sdkClient(transport, transport.bearer(limited.key));
       const held = asTask(await client.sendMessage(sendRequest("the one allowed", true)));
       const error = await client.sendMessage(sendRequest("one too many", true)).catch((e: unknown) => e);
       expect(error).toMatchObject(transport.ownError(503));
       expect(String((error as Error).message)).toContain("as many queued and running tasks as its limit allows");
       if (transport.binding === "HTTP+JSON") {
         expect((error as { headers?: Record<string, string> }).headers?.["retry-after"]).toMatch(/^\d+$/);
+      } else if (transport.binding === "GRPC") {
+        // google.rpc.Status in grpc-status-details-bin: ErrorInfo with the reason, RetryInfo with the delay.
+        const details = Buffer.from((error as { statusDetailsBin: Uint8Array }).statusDetailsBin).toString("latin1");
+        expect(details).toContain("CLIENT_TASK_LIMIT_EXCEEDED");
+        expect(details).toContain("type.googleapis.com/google.rpc.RetryInfo");
       } else {
         expect(JSON.stringify((error as { data?: unknown }).data)).toContain("CLIENT_TASK_LIMIT_EXCEEDED");
       }

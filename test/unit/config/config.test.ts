@@ -61,6 +61,8 @@ describe("defaults", () => {
       host: "0.0.0.0",
       port: 8080,
       publicUrl: "",
+      grpcPort: 0,
+      grpcPublicAddress: "",
       blockingWaitSeconds: 20,
       maxWaitingRequests: 4,
       storeTimeoutSeconds: 5,
