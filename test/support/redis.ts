@@ -13,6 +13,10 @@ export interface RedisServerOptions {
   maxmemory?: string;
   /** AOF `everysec`, so a restart keeps what was written. */
   appendonly?: boolean;
+  /** The port of a primary on loopback this server replicates (a redis-server binary is then required). */
+  replicaOf?: number;
+  /** A server of this harness's own even when REDIS_URL is set (a primary that a replica follows). */
+  own?: boolean;
 }
 
 export interface TestRedis {
@@ -95,6 +99,7 @@ class OwnedRedis implements TestRedis {
     args.push("--appendonly", this.options.appendonly ? "yes" : "no");
     if (this.options.appendonly) args.push("--appendfsync", "everysec");
     if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
+    if (this.options.replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(this.options.replicaOf));
     this.process = spawn("redis-server", args, { stdio: "ignore" });
     await waitForPing(this.url, 10_000);
   }
@@ -178,7 +183,11 @@ class ExternalRedis implements TestRedis {
  * without them, `REDIS_URL` may point the suite at an existing server.
  */
 export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
-  const wantsOwn = options.maxmemory !== undefined || options.appendonly === true;
+  const wantsOwn =
+    options.maxmemory !== undefined ||
+    options.appendonly === true ||
+    options.replicaOf !== undefined ||
+    options.own === true;
   const external = process.env.REDIS_URL;
   if (external && !wantsOwn) return new ExternalRedis(external);
   if (hasBinary("redis-server")) {
