@@ -96,6 +96,8 @@ class OwnedRedis implements TestRedis {
 
   async start(): Promise<void> {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--dir", this.dir];
+    // A replica that (re)connects gets its copy at once rather than after the default 5 s wait for more replicas.
+    args.push("--repl-diskless-sync-delay", "0");
     args.push("--appendonly", this.options.appendonly ? "yes" : "no");
     if (this.options.appendonly) args.push("--appendfsync", "everysec");
     if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
