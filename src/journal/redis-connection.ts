@@ -12,6 +12,13 @@ export interface RedisConnectionOptions {
   autoPipelining?: boolean;
 }
 
+/**
+ * No CLIENT SETINFO at connect: ioredis (5.8.2 and later) can send it and the ready check's INFO after a SUBSCRIBE
+ * queued meanwhile, and a subscriber's connection then fails its ready check in a loop (redis/ioredis#2037; seen with
+ * Sentinel mode at start-up). CLIENT LIST still shows the connection's name.
+ */
+const disableClientInfo = true;
+
 /** Attempts to reach a cluster's seed nodes before the first `ready`; after that the client retries for ever. */
 const CLUSTER_STARTUP_ATTEMPTS = 10;
 
@@ -88,14 +95,15 @@ export function createRedis(
       connectionName,
       maxRetriesPerRequest,
       enableAutoPipelining,
+      disableClientInfo,
     });
   }
   if (config.cluster.length === 0) {
-    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
+    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining, disableClientInfo });
   }
   let ready = false;
   const cluster = new Cluster(config.cluster.map(parseClusterNode), {
-    redisOptions: { connectionName, maxRetriesPerRequest, ...credentials(config.url) },
+    redisOptions: { connectionName, maxRetriesPerRequest, disableClientInfo, ...credentials(config.url) },
     enableAutoPipelining,
     clusterRetryStrategy: (times) => (!ready && times > CLUSTER_STARTUP_ATTEMPTS ? null : Math.min(100 * times, 2000)),
   });
