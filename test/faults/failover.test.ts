@@ -1,8 +1,9 @@
-// Scenario 9: the Redis primary holding most of the work SIGKILLed under load, on a primary + replica + 3 Sentinels and
-// on a Redis Cluster with a replica per master, with redis.ackReplicas 0 and 1. The replica is promoted (the test waits
-// for the signal the clients read: +switch-master, or CLUSTER SLOTS naming the replica); gateways and actors follow by
-// themselves. Then the dead server comes back as a replica, every acknowledged task must be found or is counted lost
-// (0 with ackReplicas 1), and the invariant checker runs against every master.
+// Scenario 11: the Redis primary holding most of the work SIGKILLed under load, on a primary + replica + 3 Sentinels and
+// on a Redis Cluster with a replica per master, with redis.ackReplicas 0 and 1 side by side. Just before the kill the
+// replica is cut off, so that the last acknowledged writes are on the primary only. The replica is promoted (the test
+// waits for the signal the clients read: +switch-master, or CLUSTER SLOTS without the dead master); gateways and
+// actors follow by themselves. Then a replica is back, every acknowledged task is found or counted lost (0 with
+// ackReplicas 1), and the invariant checker runs against every master.
 import { afterAll, expect, test } from "bun:test";
 import { Redis } from "ioredis";
 import { waitFor } from "../integration/actors/harness.ts";
