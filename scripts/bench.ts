@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,profile]`: starts its own
+// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,durability,profile]`: starts its own
 // redis-server on a free loopback port (and PostgreSQL, for the durable SDK peers), runs every scenario side by side
 // with its peers, and writes BENCHMARKS.md (with --only, the chosen sections are printed and BENCHMARKS.md is left alone
 // unless --out is given). Every driver is bounded.
@@ -7,6 +7,7 @@ import { acceptScenario } from "../test/load/accept-scenario.ts";
 import { blockingScenario } from "../test/load/blocking-scenario.ts";
 import type { BenchContext } from "../test/load/context.ts";
 import { costScenario } from "../test/load/cost-scenario.ts";
+import { DURABILITY_TITLE, durabilityScenario } from "../test/load/durability-scenario.ts";
 import { LIST_TARGETS, listScenario } from "../test/load/list-scenario.ts";
 import { PeerDatabases } from "../test/load/peer-databases.ts";
 import { killAll } from "../test/load/processes.ts";
@@ -61,6 +62,11 @@ const SCENARIOS: Record<
     title: "7. ListTasks: 100, 10,000 and 100,000 tasks per client",
     targets: LIST_TARGETS,
     run: listScenario,
+  },
+  durability: {
+    title: DURABILITY_TITLE,
+    targets: [],
+    run: durabilityScenario,
   },
 };
 

@@ -16,13 +16,27 @@ export function shownRedisUrl(url: string): string {
   return parsed.toString();
 }
 
-/** Where the configuration points: the URL, or the cluster's seed nodes. */
-export function redisTarget(redis: Pick<RedisConfig, "url" | "cluster">): string {
-  return redis.cluster.length > 0 ? `the Redis Cluster at ${redis.cluster.join(", ")}` : shownRedisUrl(redis.url);
+/** The keys that say where Redis is: a URL, a cluster's seed nodes, or Sentinels. */
+export type RedisPlace = Pick<RedisConfig, "url" | "cluster"> &
+  Partial<Pick<RedisConfig, "sentinels" | "sentinelName" | "sentinelPassword">>;
+
+/** Where the configuration points: the URL, the cluster's seed nodes, or the Sentinels and the primary's name. */
+export function redisTarget(redis: RedisPlace): string {
+  if (redis.cluster.length > 0) return `the Redis Cluster at ${redis.cluster.join(", ")}`;
+  const sentinels = (redis.sentinels ?? []).map((s) => (typeof s === "string" ? s : `${s.host}:${s.port}`));
+  if (sentinels.length > 0) {
+    return `the primary ${redis.sentinelName ?? "mymaster"} of the Sentinels at ${sentinels.join(", ")}`;
+  }
+  return shownRedisUrl(redis.url);
+}
+
+/** Whether the configuration names a Redis Cluster or Sentinels (then there is no single Redis to embed instead). */
+export function isRedisTopology(redis: RedisPlace): boolean {
+  return redis.cluster.length > 0 || (redis.sentinels ?? []).length > 0;
 }
 
 /** Why the Redis does not answer PING (the first connection error), or undefined when it answers. */
-export async function redisProblem(redis: Pick<RedisConfig, "url" | "cluster">): Promise<string | undefined> {
+export async function redisProblem(redis: RedisPlace): Promise<string | undefined> {
   const probe = createRedis(redis, "a2a-probe", { maxRetriesPerRequest: 0 });
   let firstError: string | undefined;
   probe.on("error", (error: Error) => {

@@ -12,7 +12,7 @@ import { type CliContext, signingKey } from "./context.ts";
 import { type EmbeddedRedis, redisServerOnPath, startEmbeddedRedis } from "./embedded-redis.ts";
 import { portNumber } from "./gateway.ts";
 import { checkedHandlerModules } from "./handler-modules.ts";
-import { redisProblem, redisTarget, requireRedis } from "./redis-reach.ts";
+import { isRedisTopology, redisProblem, redisTarget, requireRedis } from "./redis-reach.ts";
 import { HANDLERS_OPTION, positiveInteger } from "./work.ts";
 
 /** Where `start` listens unless --host, A2A_SERVER_HOST or the config file says otherwise: this machine only. */
@@ -37,8 +37,8 @@ function fileSetsHost(file: string | undefined): boolean {
 
 /** The Redis to use: the configured one when it answers, else an embedded redis-server (when the binary exists). */
 async function chooseRedis(context: CliContext, config: Config): Promise<EmbeddedRedis | undefined> {
-  // With redis.cluster set the cluster is the store: no single Redis to probe, none to embed.
-  if (config.redis.cluster.length > 0) {
+  // With redis.cluster or redis.sentinels set, that topology is the store: none to embed in its place.
+  if (isRedisTopology(config.redis)) {
     await requireRedis(config);
     return undefined;
   }

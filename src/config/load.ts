@@ -58,6 +58,9 @@ function envKind(schema: TSchema): EnvValueKind | undefined {
   if (KindGuard.IsString(schema)) return "string";
   if (KindGuard.IsUnion(schema) && schema.anyOf.every((variant) => KindGuard.IsLiteralString(variant))) return "string";
   if (KindGuard.IsArray(schema) && KindGuard.IsString(schema.items)) return "list";
+  // A list whose items may be strings or objects (redis.sentinels: host:port or {host, port}) takes strings from env.
+  if (KindGuard.IsArray(schema) && KindGuard.IsUnion(schema.items) && schema.items.anyOf.some(KindGuard.IsString))
+    return "list";
   return undefined; // arrays of objects (profiles) and records come from the file only
 }
 
@@ -272,6 +275,9 @@ function checkRelations(config: unknown, report: Report): void {
   });
   const redisUrl = validKeys(RedisSchema, config.redis, ["url"])?.url;
   if (redisUrl !== undefined) checkUrl("/redis/url", redisUrl, ["redis:", "rediss:"], report);
+  const topology = validKeys(RedisSchema, config.redis, ["cluster", "sentinels"]);
+  if (topology !== undefined && topology.cluster.length > 0 && topology.sentinels.length > 0)
+    report("/redis/sentinels", "must be empty when redis.cluster is set (a Redis Cluster fails over by itself)");
   if (Array.isArray(config.profiles)) checkProfiles(config.profiles, report);
 }
 

@@ -169,6 +169,10 @@ export const WorkerSchema = Type.Object(
 );
 export type WorkerConfig = Static<typeof WorkerSchema>;
 
+/** host:port, an IPv6 address in brackets. */
+const HOST_PORT = "^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$";
+const HOST_PORT_MESSAGE = "must be host:port (an IPv6 address in brackets: [::1]:7000)";
+
 export const RedisSchema = Type.Object(
   {
     url: Type.String({
@@ -188,20 +192,59 @@ export const RedisSchema = Type.Object(
       default: 1,
       description: "Hash-tag shards that queues and indices are spread over, for Redis Cluster (1..1024).",
     }),
-    cluster: Type.Array(
-      Type.String({
-        pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$",
-        errorMessage: "must be host:port (an IPv6 address in brackets: [::1]:7000)",
-      }),
+    cluster: Type.Array(Type.String({ pattern: HOST_PORT, errorMessage: HOST_PORT_MESSAGE }), {
+      default: [],
+      description:
+        "Seed nodes of a Redis Cluster as host:port (a few are enough; the rest are discovered). Empty: one Redis " +
+        "at redis.url. When set, redis.url gives only the username, password and TLS (rediss://) of every node; " +
+        "set redis.shards to several times the number of masters so the run queues spread over them. " +
+        "Comma-separated in env.",
+    }),
+    sentinels: Type.Array(
+      Type.Union([
+        Type.String({ pattern: HOST_PORT, errorMessage: HOST_PORT_MESSAGE }),
+        Type.Object(
+          { host: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) },
+          { additionalProperties: false },
+        ),
+      ]),
       {
         default: [],
         description:
-          "Seed nodes of a Redis Cluster as host:port (a few are enough; the rest are discovered). Empty: one Redis " +
-          "at redis.url. When set, redis.url gives only the username, password and TLS (rediss://) of every node; " +
-          "set redis.shards to several times the number of masters so the run queues spread over them. " +
-          "Comma-separated in env.",
+          "Redis Sentinels as {host, port} objects or host:port strings (comma-separated in env). When set, the " +
+          "client asks them which server is the primary of redis.sentinelName and follows every failover; " +
+          "redis.url then gives only the username, password, TLS and database of the data servers. Not with " +
+          "redis.cluster.",
       },
     ),
+    sentinelName: Type.String({
+      minLength: 1,
+      default: "mymaster",
+      description: "The primary's name as the Sentinels know it (sentinel monitor <name> ...).",
+    }),
+    sentinelPassword: Type.String({
+      default: "",
+      description: "Password of the Sentinels themselves (requirepass in sentinel.conf). Empty: none.",
+    }),
+    ackReplicas: Type.Integer({
+      minimum: 0,
+      maximum: 16,
+      default: 0,
+      description:
+        "Replicas that must confirm a write (WAIT) before a client is told it happened: accept and resume " +
+        "(SendMessage, SendStreamingMessage), CancelTask, push config create and delete. 0 = answer once the " +
+        "primary has it (a primary that dies before its replica copied the write loses it). When fewer confirm " +
+        "within ackTimeoutMs: HTTP 503 STORE_NOT_REPLICATED with Retry-After and the task id; the write stays on " +
+        "the primary, and a retry with the same messageId returns the same task.",
+    }),
+    ackTimeoutMs: Type.Integer({
+      minimum: 1,
+      maximum: 60_000,
+      default: 1000,
+      description:
+        "How long a write waits for redis.ackReplicas confirmations, in ms (1..60000). The gateway's Redis " +
+        "connection waits with it: keep it well below server.storeTimeoutSeconds.",
+    }),
     dedupSeconds: integer("How long a client's messageId is remembered, so a repeat returns the same task.", 86_400),
   },
   { additionalProperties: false, default: {}, description: "Where all state lives." },

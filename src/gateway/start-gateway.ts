@@ -120,6 +120,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     retryAfterSeconds,
     maxPushConfigsPerTask: config.push.maxConfigsPerTask,
     clients: config.clients,
+    ack: { replicas: config.redis.ackReplicas, timeoutMs: config.redis.ackTimeoutMs },
   });
   const tail = new JournalTail({ subscriber, redis, journal, keys, logger });
   await tail.start();

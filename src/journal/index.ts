@@ -16,7 +16,14 @@ export { KeySpace, QUEUE_GROUP } from "./keys.ts";
 export { PushConfigLimitError, PushConfigs, type StorageBudgets, type StoredPushConfig } from "./push-configs.ts";
 export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
 export { RateLimits } from "./rate-limits.ts";
-export { createRedis, isCluster, parseClusterNode, type RedisConnectionOptions } from "./redis-connection.ts";
+export {
+  createRedis,
+  isCluster,
+  parseClusterNode,
+  parseSentinel,
+  type RedisConnectionOptions,
+} from "./redis-connection.ts";
+export { ReplicaAck, type ReplicaAckSettings } from "./replica-ack.ts";
 export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
 export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";

@@ -6,6 +6,7 @@ import type { TaskPushNotificationConfig } from "../protocol/index.ts";
 import { TaskNotFoundError } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { refusalError } from "./refusals.ts";
+import type { ReplicaAck } from "./replica-ack.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
 import { storeFailure } from "./task-journal.ts";
 
@@ -25,10 +26,16 @@ export interface StorageBudgets {
 }
 
 export class PushConfigs {
+  /** `ack`: confirms create and delete on redis.ackReplicas replicas before they return (absent: none). */
   constructor(
     private readonly redis: RedisLike,
     private readonly keys: KeySpace,
+    private readonly ack?: ReplicaAck,
   ) {}
+
+  private async replicated(shard: number, taskId: string): Promise<void> {
+    await this.ack?.confirm(this.keys.task(shard, taskId), taskId).catch(storeFailure);
+  }
 
   private async owned(clientId: string, profile: string, taskId: string): Promise<number> {
     const shard = this.keys.shardOf(clientId);
@@ -70,6 +77,7 @@ export class PushConfigs {
       const context = { clientId, profile, retryAfterSeconds: budgets.retryAfterSeconds ?? 5 };
       throw refusalError(reply === -3 ? "clientStorage" : "profileStorage", context);
     }
+    await this.replicated(shard, config.taskId);
   }
 
   async get(clientId: string, profile: string, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
@@ -100,5 +108,6 @@ export class PushConfigs {
       [clientId, profile, id],
     ).catch(storeFailure);
     if (reply === -1) throw new TaskNotFoundError(taskId);
+    await this.replicated(shard, taskId);
   }
 }

@@ -1,4 +1,5 @@
-// Opens one Redis connection for a process: ioredis `Redis` on the single node at redis.url, or ioredis `Cluster` when
+// Opens one Redis connection for a process: ioredis `Redis` on the single node at redis.url, ioredis' Sentinel mode when
+// redis.sentinels names Sentinels (it asks them for the primary and follows failovers), or ioredis `Cluster` when
 // redis.cluster names seed nodes. Callers attach their own error handlers; nothing here logs or reads the environment.
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from "ioredis";
 import type { RedisConfig } from "../config/index.ts";
@@ -11,17 +12,33 @@ export interface RedisConnectionOptions {
   autoPipelining?: boolean;
 }
 
+/**
+ * No CLIENT SETINFO at connect: ioredis (5.8.2 and later) can send it and the ready check's INFO after a SUBSCRIBE
+ * queued meanwhile, and a subscriber's connection then fails its ready check in a loop (redis/ioredis#2037; seen with
+ * Sentinel mode at start-up). CLIENT LIST still shows the connection's name.
+ */
+const disableClientInfo = true;
+
 /** Attempts to reach a cluster's seed nodes before the first `ready`; after that the client retries for ever. */
 const CLUSTER_STARTUP_ATTEMPTS = 10;
 
 /** `host:port` (IPv6 in brackets) → a seed node; the schema has checked the form. */
 export function parseClusterNode(node: string): ClusterNode {
+  return parseHostPort(node);
+}
+
+function parseHostPort(node: string): { host: string; port: number } {
   const at = node.lastIndexOf(":");
   const host = node.slice(0, at).replace(/^\[(.*)\]$/, "$1");
   return { host, port: Number(node.slice(at + 1)) };
 }
 
-/** Username, password and TLS from redis.url: what every node of a cluster shares. */
+/** A Sentinel as the config names it (host:port or {host, port}) → ioredis' form. */
+export function parseSentinel(sentinel: string | { host: string; port: number }): { host: string; port: number } {
+  return typeof sentinel === "string" ? parseHostPort(sentinel) : { host: sentinel.host, port: sentinel.port };
+}
+
+/** Username, password and TLS from redis.url: what every node of a cluster or Sentinel-managed set shares. */
 function credentials(url: string): Pick<RedisOptions, "username" | "password" | "tls"> {
   let parsed: URL;
   try {
@@ -36,6 +53,14 @@ function credentials(url: string): Pick<RedisOptions, "username" | "password" | 
   return options;
 }
 
+type SentinelKeys = "sentinels" | "sentinelName" | "sentinelPassword";
+
+/** The database number in redis.url's path (redis://host:6379/2 → 2); 0 when it names none. */
+function database(url: string): number {
+  const path = URL.canParse(url) ? new URL(url).pathname.slice(1) : "";
+  return /^\d+$/.test(path) ? Number(path) : 0;
+}
+
 /** True when the connection is a cluster client (its multi-key commands must stay within one slot). */
 export function isCluster(redis: RedisLike): redis is Cluster {
   return redis.isCluster;
@@ -47,18 +72,38 @@ export function isCluster(redis: RedisLike): redis is Cluster {
  * it reconnects like a single-node client.
  */
 export function createRedis(
-  config: Pick<RedisConfig, "url" | "cluster">,
+  config: Pick<RedisConfig, "url" | "cluster"> & Partial<Pick<RedisConfig, SentinelKeys>>,
   connectionName: string,
   options: RedisConnectionOptions = {},
 ): RedisLike {
   const maxRetriesPerRequest = options.maxRetriesPerRequest ?? 2;
   const enableAutoPipelining = options.autoPipelining ?? false;
+  const sentinels = config.sentinels ?? [];
+  if (sentinels.length > 0) {
+    return new Redis({
+      sentinels: sentinels.map(parseSentinel),
+      name: config.sentinelName ?? "mymaster",
+      role: "master",
+      ...(config.sentinelPassword ? { sentinelPassword: config.sentinelPassword } : {}),
+      ...credentials(config.url),
+      db: database(config.url),
+      // Subscribes to +switch-master on the Sentinels: the client reconnects to the promoted replica at once rather
+      // than when its link to the dead primary times out.
+      failoverDetector: true,
+      // A write that reached a demoted primary (READONLY) did not happen: reconnect to the new one and send it again.
+      reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+      connectionName,
+      maxRetriesPerRequest,
+      enableAutoPipelining,
+      disableClientInfo,
+    });
+  }
   if (config.cluster.length === 0) {
-    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
+    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining, disableClientInfo });
   }
   let ready = false;
   const cluster = new Cluster(config.cluster.map(parseClusterNode), {
-    redisOptions: { connectionName, maxRetriesPerRequest, ...credentials(config.url) },
+    redisOptions: { connectionName, maxRetriesPerRequest, disableClientInfo, ...credentials(config.url) },
     enableAutoPipelining,
     clusterRetryStrategy: (times) => (!ready && times > CLUSTER_STARTUP_ATTEMPTS ? null : Math.min(100 * times, 2000)),
   });

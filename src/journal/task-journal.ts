@@ -22,6 +22,7 @@ import {
 import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
 import { ACCEPT_REFUSALS, RESUME_REFUSALS, type Refusal, refusalError } from "./refusals.ts";
+import { ReplicaAck } from "./replica-ack.ts";
 import { type RedisLike, runScript, type ScriptReply } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
@@ -36,6 +37,8 @@ export interface JournalSettings {
   maxPushConfigsPerTask?: number;
   /** The per-client limits that apply when a client record sets none (the `clients` section; absent = none). */
   clients?: Partial<ClientDefaults>;
+  /** Replicas that must confirm each acknowledged write, and for how long to wait (redis.ackReplicas; absent = 0). */
+  ack?: { replicas: number; timeoutMs: number };
 }
 
 /** The configured per-client limits (`clients.*`); a client record's own value wins. 0 = none. */
@@ -137,11 +140,22 @@ function decodePageToken(token: string): [number, string] {
 }
 
 export class TaskJournal {
+  /** Waits for redis.ackReplicas replicas after each write a client is told about (push configs use it too). */
+  readonly replicaAck: ReplicaAck;
+
   constructor(
     private readonly redis: RedisLike,
     readonly keys: KeySpace,
     private readonly settings: JournalSettings,
-  ) {}
+  ) {
+    const { replicas = 0, timeoutMs = 1000 } = settings.ack ?? {};
+    this.replicaAck = new ReplicaAck(redis, { replicas, timeoutMs, retryAfterSeconds: settings.retryAfterSeconds });
+  }
+
+  /** Resolves once the write about `taskId` is on enough replicas (redis.ackReplicas), else StoreNotReplicatedError. */
+  private async replicated(shard: number, taskId: string): Promise<void> {
+    await this.replicaAck.confirm(this.keys.task(shard, taskId), taskId).catch(storeFailure);
+  }
 
   private refuse(refusal: Refusal | undefined, code: number, clientId: string, profile: string): never {
     if (refusal === undefined) throw new Error(`unexpected script reply ${code}`);
@@ -222,6 +236,8 @@ export class TaskJournal {
       this.refuse(ACCEPT_REFUSALS[reply], reply, clientId, profile);
     }
     const [flag, id] = reply as [number, string];
+    // A repeat is confirmed too: the first answer may have been a refusal because its write was not replicated yet.
+    await this.replicated(shard, id);
     if (flag !== 1) return { created: false, taskId: id };
     const record: TaskRecord = {
       id: taskId,
@@ -317,6 +333,7 @@ export class TaskJournal {
       }
     }
     const [flag, id] = reply as [number, string];
+    await this.replicated(shard, id);
     return { created: flag === 1, taskId: id };
   }
 
@@ -400,6 +417,7 @@ export class TaskJournal {
     if (reply === -1) throw new TaskNotFoundError(taskId);
     if (reply === -2) throw new TaskNotCancelableError(taskId, current.record.state);
     const [outcome] = reply as [number, number];
+    await this.replicated(shard, taskId);
     return { canceledNow: outcome !== 2 };
   }
 

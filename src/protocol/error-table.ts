@@ -19,6 +19,7 @@ import {
   RateLimitedError,
   RefusalError,
   RequestMediaTypeError,
+  StoreNotReplicatedError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnauthenticatedError,
@@ -195,6 +196,13 @@ const ROWS: readonly ErrorRow[] = [
     jsonRpcStatus: 429,
     httpStatus: 429,
     grpcStatus: "RESOURCE_EXHAUSTED",
+  },
+  {
+    type: StoreNotReplicatedError,
+    jsonRpcCode: -32000,
+    jsonRpcStatus: 503,
+    httpStatus: 503,
+    grpcStatus: "UNAVAILABLE",
   },
   { type: RefusalError, jsonRpcCode: -32000, jsonRpcStatus: 503, httpStatus: 503, grpcStatus: "UNAVAILABLE" },
   {

@@ -197,6 +197,7 @@ export const REFUSAL_REASONS = {
   streamsPerInstallation: "STREAMS_PER_INSTALLATION_LIMIT_EXCEEDED",
   redisUnavailable: "STORE_UNAVAILABLE",
   storeTimeout: "STORE_TIMEOUT",
+  storeNotReplicated: "STORE_NOT_REPLICATED",
 } as const;
 
 export class WorkerUnavailableError extends RefusalError {
@@ -255,6 +256,38 @@ export class StoreTimeoutError extends RefusalError {
         "messageId, or read the task with GetTask",
       seconds,
       { timeoutSeconds: `${seconds}` },
+    );
+  }
+}
+
+export interface NotReplicated {
+  /** Replicas redis.ackReplicas asks for. */
+  required: number;
+  /** Replicas that confirmed within the timeout. */
+  confirmed: number;
+  timeoutMs: number;
+  retryAfterSeconds: number;
+  /** The task the write was about, when there is one. */
+  taskId?: string;
+}
+
+/**
+ * The primary applied the write but fewer replicas than redis.ackReplicas confirmed it in time: a failover now could
+ * lose it. The write stands on the primary; a retry with the same messageId returns the same task, once replicated.
+ */
+export class StoreNotReplicatedError extends RefusalError {
+  constructor(detail: NotReplicated) {
+    const { required, confirmed, timeoutMs, taskId } = detail;
+    super(
+      REFUSAL_REASONS.storeNotReplicated,
+      `The write reached the primary but ${confirmed} of the ${required} replicas required confirmed it within ` +
+        `${timeoutMs} ms; retry with the same messageId (it returns the same task) or read the task with GetTask`,
+      detail.retryAfterSeconds,
+      {
+        required: String(required),
+        confirmed: String(confirmed),
+        ...(taskId === undefined ? {} : { taskId }),
+      },
     );
   }
 }

@@ -13,6 +13,10 @@ export interface RedisServerOptions {
   maxmemory?: string;
   /** AOF `everysec`, so a restart keeps what was written. */
   appendonly?: boolean;
+  /** The port of a primary on loopback this server replicates (a redis-server binary is then required). */
+  replicaOf?: number;
+  /** A server of this harness's own even when REDIS_URL is set (a primary that a replica follows). */
+  own?: boolean;
 }
 
 export interface TestRedis {
@@ -92,9 +96,12 @@ class OwnedRedis implements TestRedis {
 
   async start(): Promise<void> {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--dir", this.dir];
+    // A replica that (re)connects gets its copy at once rather than after the default 5 s wait for more replicas.
+    args.push("--repl-diskless-sync-delay", "0");
     args.push("--appendonly", this.options.appendonly ? "yes" : "no");
     if (this.options.appendonly) args.push("--appendfsync", "everysec");
     if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
+    if (this.options.replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(this.options.replicaOf));
     this.process = spawn("redis-server", args, { stdio: "ignore" });
     await waitForPing(this.url, 10_000);
   }
@@ -178,7 +185,11 @@ class ExternalRedis implements TestRedis {
  * without them, `REDIS_URL` may point the suite at an existing server.
  */
 export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
-  const wantsOwn = options.maxmemory !== undefined || options.appendonly === true;
+  const wantsOwn =
+    options.maxmemory !== undefined ||
+    options.appendonly === true ||
+    options.replicaOf !== undefined ||
+    options.own === true;
   const external = process.env.REDIS_URL;
   if (external && !wantsOwn) return new ExternalRedis(external);
   if (hasBinary("redis-server")) {

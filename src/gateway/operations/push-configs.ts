@@ -25,7 +25,7 @@ export class PushConfigNotFoundError extends TaskNotFoundError {
 /** The configs store of this call, after the capability check (-32003 comes before any Redis read). */
 function store<M extends PushMethod>(call: OperationCall<M>): PushConfigs {
   requirePush(call.context.config, call.profile.profile);
-  return new PushConfigs(call.context.redis, call.context.keys);
+  return new PushConfigs(call.context.redis, call.context.keys, call.context.journal.replicaAck);
 }
 
 /**

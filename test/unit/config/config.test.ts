@@ -104,6 +104,11 @@ describe("defaults", () => {
       keyPrefix: "a2a:",
       shards: 1,
       cluster: [],
+      sentinels: [],
+      sentinelName: "mymaster",
+      sentinelPassword: "",
+      ackReplicas: 0,
+      ackTimeoutMs: 1000,
       dedupSeconds: 86_400,
     });
     expect(config.push).toEqual({

@@ -1,0 +1,434 @@
+// Scenario 11: the Redis primary holding most of the work SIGKILLed under load, on a primary + replica + 3 Sentinels and
+// on a Redis Cluster with a replica per master, with redis.ackReplicas 0 and 1 side by side. Just before the kill the
+// replica is cut off, so that the last acknowledged writes are on the primary only. The replica is promoted (the test
+// waits for the signal the clients read: +switch-master, or CLUSTER SLOTS without the dead master); gateways and
+// actors follow by themselves. Then a replica is back, every acknowledged task is found or counted lost (0 with
+// ackReplicas 1), and the invariant checker runs against every master.
+import { afterAll, expect, test } from "bun:test";
+import { Redis } from "ioredis";
+import { waitFor } from "../integration/actors/harness.ts";
+import { type LocalCluster, startCluster } from "../integration/cluster/local-cluster.ts";
+import { errorInfo, message, rpc } from "../integration/gateway/harness.ts";
+import { type Installation, installation, type Running } from "../integration/multi/installation.ts";
+import { openStream } from "../support/sse-client.ts";
+import { checkInvariants, liveCapacityLeases } from "./invariants.ts";
+import { figures, load, pool, scaled } from "./load.ts";
+import { SENTINEL_NAME, type SentinelSet, startSentinelSet } from "./sentinel-set.ts";
+
+const TERMINAL = /COMPLETED|FAILED|CANCELED|REJECTED/;
+/** How long a stream may go without its terminal event before the client gives up on it and resubscribes (ms). */
+const STREAM_PATIENCE_MS = 5000;
+
+interface Outcome {
+  kind: "blocking" | "immediate" | "stream";
+  client: number;
+  id?: string;
+  reason?: string;
+  status: number;
+  started: number;
+  ended: number;
+  /** A stream cut by the failover, whose task the client then read from a new snapshot (SubscribeToTask). */
+  recovered?: boolean;
+}
+
+interface Topology {
+  /** The masters serving now, as plain connections (for the checker and for reading what survived). */
+  masters(): Promise<Redis[]>;
+  /** SIGKILLs the master holding most of the installation's keys; resolves once the replica is promoted. */
+  failover(
+    prefixes: string[],
+    lagged: () => Promise<void>,
+  ): Promise<{ killedAt: number; promotedMs: number; revive: () => Promise<void> }>;
+}
+
+const toClose: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of toClose.reverse()) await close().catch(() => {});
+}, 60_000);
+
+function reasonOf(status: number, body: unknown, headers: Headers): string {
+  if (body === undefined) return `status ${status}`;
+  return errorInfo({ status, headers, body })?.reason ?? `status ${status}`;
+}
+
+/** A streamed run; when the stream ends (or stalls) before its terminal event, a new snapshot is read instead. */
+async function streamed(base: string, key: string, text: string, outcome: Outcome): Promise<void> {
+  const stream = await openStream(base, "SendStreamingMessage", { message: message(text) }, { key });
+  if (stream.status !== 200 || stream.json !== undefined) {
+    outcome.status = stream.status;
+    outcome.reason = reasonOf(stream.status, stream.json, new Headers(stream.headers));
+    stream.abort();
+    return;
+  }
+  const terminal = (r: typeof stream) =>
+    r.results.some((result) => TERMINAL.test(result?.statusUpdate?.status?.state ?? result?.task?.status?.state ?? ""));
+  await stream.until((r) => r.ended || terminal(r), STREAM_PATIENCE_MS).catch(() => {});
+  outcome.status = 200;
+  outcome.id = stream.results[0]?.task?.id;
+  if (outcome.id === undefined) {
+    outcome.reason = "stream without a snapshot";
+  } else if (!terminal(stream)) {
+    stream.abort();
+    outcome.recovered = (await resubscribed(base, key, outcome.id)) === "snapshot";
+  }
+  stream.abort();
+}
+
+/**
+ * SubscribeToTask until a stream opens with the task's snapshot; a task that ended meanwhile answers -32004 (the
+ * client reads it with GetTask), one that the failover lost -32001.
+ */
+async function resubscribed(base: string, key: string, id: string): Promise<"snapshot" | "ended" | "missing"> {
+  return await waitFor(
+    async () => {
+      const stream = await openStream(base, "SubscribeToTask", { id }, { key });
+      if (stream.status === 200 && stream.json === undefined) {
+        await stream.until((r) => r.results.length > 0 || r.ended, STREAM_PATIENCE_MS).catch(() => {});
+      }
+      stream.abort();
+      if (stream.results[0]?.task?.id === id) return "snapshot";
+      const code = stream.json?.error?.code;
+      return code === -32004 ? "ended" : code === -32001 ? "missing" : undefined;
+    },
+    scaled(30_000),
+    `a new snapshot of task ${id}`,
+  );
+}
+
+async function request(base: string, keys: string[], i: number): Promise<Outcome> {
+  const client = i % keys.length;
+  const key = keys[client] ?? "";
+  const kinds = ["immediate", "blocking", "immediate", "stream"] as const;
+  const kind = kinds[i % kinds.length] ?? "immediate";
+  const outcome: Outcome = { kind, client, status: 0, started: Date.now(), ended: 0 };
+  const text = i % 3 === 0 ? `[sleep 300] load ${i}` : `load ${i}`;
+  try {
+    if (kind === "stream") await streamed(base, key, `[chunks 3 100] ${text}`, outcome);
+    else {
+      const params = { message: message(text), configuration: { returnImmediately: kind === "immediate" } };
+      const answer = await rpc(base, "SendMessage", params, { key });
+      outcome.status = answer.status;
+      if (answer.body?.result) outcome.id = answer.body.result.task.id;
+      else {
+        outcome.reason = reasonOf(answer.status, answer.body, answer.headers);
+        // A blocking wait cut by its deadline still answers with its (acknowledged) task.
+        const taskId = errorInfo(answer)?.metadata?.taskId;
+        if (outcome.reason === "BLOCKING_DEADLINE_EXCEEDED" && taskId !== undefined) outcome.id = taskId;
+      }
+    }
+  } catch (error) {
+    outcome.reason = `transport: ${String(error).slice(0, 80)}`;
+  }
+  outcome.ended = Date.now();
+  return outcome;
+}
+
+/** Writes the ackReplicas 0 installation gets acknowledged while the replica is cut off, before the kill. */
+const LAGGED_WRITES = 4;
+
+/**
+ * Cuts the replication link, as a network fault between the two would: the primary drops its replica's connection and
+ * refuses it PSYNC and SYNC (an ACL on the default user, which only replicas use for those), so the replica stays
+ * behind. Writes the primary acknowledges meanwhile are on the primary only; the replica, cut off for a second or two,
+ * is still recent enough to be promoted.
+ */
+async function cutReplicaLink(primary: Redis): Promise<void> {
+  await primary.call("ACL", "SETUSER", "default", "-psync", "-sync");
+  await primary.call("CLIENT", "KILL", "TYPE", "replica");
+}
+
+/** Keys under `prefix` on one node (to find the master holding most of the work). */
+async function keyCount(redis: Redis, prefix: string): Promise<number> {
+  let count = 0;
+  let cursor = "0";
+  do {
+    const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+    cursor = next;
+    count += found.length;
+  } while (cursor !== "0");
+  return count;
+}
+
+interface Fault {
+  killedAt: number;
+  promotedMs: number;
+  /** ms from the kill until the dead server was back as a replica. */
+  revivedMs: number;
+}
+
+/** One installation under load: its gateway, actors and clients, and what its requests met. */
+interface Run {
+  readonly name: string;
+  readonly inst: Installation;
+  readonly ackReplicas: number;
+  readonly gateway: Running & { url: string };
+  readonly clients: { id: string; key: string }[];
+  readonly outcomes: Outcome[];
+}
+
+async function prepare(name: string, inst: Installation, ackReplicas: number): Promise<Run> {
+  const [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
+  const clients = await Promise.all([inst.client(), inst.client(), inst.client(), inst.client()]);
+  return { name, inst, ackReplicas, gateway, clients, outcomes: [] };
+}
+
+const acknowledged = (o: Outcome) =>
+  o.id !== undefined && (o.reason === undefined || o.reason === "BLOCKING_DEADLINE_EXCEEDED");
+
+/**
+ * Both installations (ackReplicas 0 and 1, each on its own key prefix) under load at once, through one failover. It
+ * comes once a third of the first installation's load is acknowledged, so requests meet the primary alive, dead and
+ * replaced; the load goes on until the dead server is back as a replica and each installation acknowledged a request
+ * sent after the kill (or four times the planned load).
+ */
+async function underLoad(runs: Run[], topology: Topology, count: number): Promise<Fault> {
+  let fault: Promise<Fault> | undefined;
+  let done: Fault | undefined;
+  const resumed = (run: Run) =>
+    done !== undefined && run.outcomes.some((o) => o.started >= (done?.killedAt ?? 0) && acknowledged(o));
+  // The replica falls behind (see cutReplicaLink) until the ackReplicas 0 installation had a few more writes
+  // acknowledged: those are on the primary only when it dies.
+  const lagged = async () => {
+    const since = Date.now();
+    const first = runs[0] as Run;
+    await waitFor(
+      async () => first.outcomes.filter((o) => o.started >= since && acknowledged(o)).length >= LAGGED_WRITES,
+      scaled(20_000),
+      `${LAGGED_WRITES} writes acknowledged while the replica is cut off`,
+    );
+  };
+  const start = () => {
+    fault ??= (async () => {
+      const prefixes = runs.map((run) => run.inst.keys.prefix);
+      const { killedAt, promotedMs, revive } = await topology.failover(prefixes, lagged);
+      await revive();
+      done = { killedAt, promotedMs, revivedMs: Date.now() - killedAt };
+      return done;
+    })();
+  };
+  await Promise.all(
+    runs.map((run) => {
+      let sent = 0;
+      const keys = run.clients.map((c) => c.key);
+      return pool(6, 6, async () => {
+        while ((sent < count || !resumed(run)) && sent < count * 4) {
+          const outcome = await request(run.gateway.url, keys, sent++);
+          run.outcomes.push(outcome);
+          if (run === runs[0] && run.outcomes.filter(acknowledged).length >= count / 3) start();
+        }
+      });
+    }),
+  );
+  start();
+  return await (fault as Promise<Fault>);
+}
+
+/** Checks one installation after the failover and prints its figures. */
+async function verify(run: Run, topology: Topology, fault: Fault): Promise<void> {
+  const { inst, outcomes, clients } = run;
+  await waitFor(
+    async () => acknowledged(await request(run.gateway.url, [clients[0]?.key ?? ""], 1)),
+    scaled(30_000),
+    "the gateway acknowledging again",
+  );
+  // Every acknowledged task is on a master now, or it is lost; every stored task ends terminal.
+  const masters = await topology.masters();
+  const taskKey = (o: Outcome) => {
+    const clientId = clients[o.client]?.id ?? "";
+    return inst.keys.task(inst.keys.shardOf(clientId), o.id ?? "");
+  };
+  const acked = outcomes.filter(acknowledged);
+  // Read through the installation's own client, which follows the failover like the gateways do.
+  const present = async (o: Outcome) => (await inst.redis.exists(taskKey(o))) === 1;
+  const lost = (await Promise.all(acked.map(present))).filter((found) => !found).length;
+  const check = () =>
+    Promise.all(masters.map((m) => checkInvariants(m, inst.keys.prefix, { stuckAfterMs: 5000, requireSettled: true })));
+  const reports = await waitFor(
+    async () => {
+      const found = await check();
+      return found.every((r) => r.violations.length === 0) ? found : undefined;
+    },
+    scaled(40_000),
+    "every task terminal and the invariants holding on every master",
+  ).catch(check);
+  const violations = reports.flatMap((r) => r.violations);
+  const leases = async () =>
+    (await Promise.all(masters.map((m) => liveCapacityLeases(m, inst.keys.prefix)))).reduce((a, b) => a + b, 0);
+  const leasesAfterLoad = await leases();
+  await waitFor(async () => (await leases()) === 0, 20_000, "no capacity lease left");
+  const refused: Record<string, number> = {};
+  for (const o of outcomes) if (o.reason && !acknowledged(o)) refused[o.reason] = (refused[o.reason] ?? 0) + 1;
+  const after = outcomes.filter((o) => o.started >= fault.killedAt && acknowledged(o));
+  const resumedAt = Math.min(...after.map((o) => o.ended));
+  const notReplicated = outcomes.filter((o) => o.reason === "STORE_NOT_REPLICATED");
+  figures(run.name, {
+    ackReplicas: run.ackReplicas,
+    requests: outcomes.length,
+    acknowledged: acked.length,
+    refused,
+    acknowledgedLost: lost,
+    violations: violations.length,
+    tasks: reports.reduce((n, r) => n + r.tasks, 0),
+    leasesLapsedAfterLoad: leasesAfterLoad,
+    promotedMs: fault.promotedMs,
+    replicaBackMs: fault.revivedMs,
+    resumedMs: Number.isFinite(resumedAt) ? resumedAt - fault.killedAt : null,
+    streams: outcomes.filter((o) => o.kind === "stream").length,
+    streamsRecoveredBySnapshot: outcomes.filter((o) => o.recovered).length,
+  });
+  expect(violations).toEqual([]);
+  if (run.ackReplicas > 0) expect(lost).toBe(0);
+  // Every refusal is one a client can act on: the store's (retry with the same messageId) or no worker yet. Without
+  // ackReplicas, a blocking request whose task the failover lost while it waited learns so: TASK_NOT_FOUND.
+  const known = ["STORE_UNAVAILABLE", "STORE_TIMEOUT", "STORE_NOT_REPLICATED", "WORKER_UNAVAILABLE"];
+  if (run.ackReplicas === 0) known.push("TASK_NOT_FOUND");
+  expect(Object.keys(refused).filter((reason) => !known.includes(reason))).toEqual([]);
+  expect(notReplicated.every((o) => o.status === 503)).toBe(true);
+  if (run.ackReplicas === 0) expect(notReplicated).toEqual([]);
+}
+
+/** The ackReplicas 0 and 1 installations through one failover of `topology`. */
+async function scenario(
+  name: string,
+  topology: Topology,
+  open: (ackReplicas: number) => Promise<Installation>,
+): Promise<void> {
+  const installations = await Promise.all([open(0), open(1)]);
+  try {
+    const runs = await Promise.all(installations.map((inst, ack) => prepare(`${name}-ack${ack}`, inst, ack)));
+    const fault = await underLoad(runs, topology, load(60, 600));
+    for (const run of runs) await verify(run, topology, fault);
+  } finally {
+    await Promise.all(installations.map((inst) => inst.close()));
+  }
+}
+
+function sentinelTopology(set: SentinelSet): Topology {
+  const plain = new Map<number, Redis>();
+  const connection = (port: number) => {
+    let redis = plain.get(port);
+    if (!redis) {
+      redis = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 });
+      redis.on("error", () => {});
+      plain.set(port, redis);
+      toClose.push(async () => redis?.disconnect());
+    }
+    return redis;
+  };
+  return {
+    async masters() {
+      return [connection(await set.primaryPort())];
+    },
+    async failover(_prefixes, lagged) {
+      const port = await set.primaryPort();
+      const server = set.servers.get(port);
+      if (!server) throw new Error(`no server on ${port}`);
+      await cutReplicaLink(connection(port));
+      await lagged();
+      const switched = set.nextSwitch(scaled(30_000));
+      const killedAt = Date.now();
+      await server.crash();
+      const promoted = await switched;
+      const promotedMs = Date.now() - killedAt;
+      expect(promoted).not.toBe(port);
+      return {
+        killedAt,
+        promotedMs,
+        // A replacement replica of the new primary (what an operator starts; the Sentinels would also turn the dead
+        // one into a replica when it came back, at their next INFO round, up to 10 s later).
+        revive: async () => {
+          await set.addReplica(promoted);
+          await set.replicasOnline(1, scaled(30_000));
+        },
+      };
+    },
+  };
+}
+
+function clusterTopology(cluster: LocalCluster): Topology {
+  return {
+    async masters() {
+      return (await cluster.masters()).map((address) => cluster.node(address));
+    },
+    async failover(prefixes, lagged) {
+      const masters = await cluster.masters();
+      const counts = await Promise.all(
+        masters.map(async (address) => {
+          const counted = await Promise.all(prefixes.map((prefix) => keyCount(cluster.node(address), prefix)));
+          return counted.reduce((a, b) => a + b, 0);
+        }),
+      );
+      const busiest = masters[counts.indexOf(Math.max(...counts))] ?? "";
+      await cutReplicaLink(cluster.node(busiest));
+      await lagged();
+      const killedAt = Date.now();
+      cluster.kill(busiest);
+      // The promotion as the clients read it: CLUSTER SLOTS on a live node no longer names the dead master.
+      await waitFor(async () => !(await cluster.masters()).includes(busiest), scaled(30_000), "a replica promoted");
+      const promotedMs = Date.now() - killedAt;
+      return {
+        killedAt,
+        promotedMs,
+        revive: async () => {
+          await cluster.restart(busiest);
+          await waitFor(
+            async () => {
+              const info = await cluster
+                .node(busiest)
+                .info("replication")
+                .catch(() => "");
+              return /role:slave/.test(info) && /master_link_status:up/.test(info);
+            },
+            scaled(30_000),
+            "the old master back as a replica",
+          );
+        },
+      };
+    },
+  };
+}
+
+const SCENARIO_ENV = {
+  A2A_SERVER_BLOCKING_WAIT_SECONDS: "8",
+  A2A_SERVER_STORE_TIMEOUT_SECONDS: "3",
+  A2A_SERVER_MAX_WAITING_REQUESTS: "32",
+  A2A_CLIENTS_MAX_WAITING_REQUESTS: "0",
+  A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
+  A2A_WORKER_LIVENESS_SECONDS: "30",
+  A2A_REDIS_ACK_TIMEOUT_MS: "500",
+};
+
+test(
+  "Sentinel: the primary SIGKILLed under load; the replica takes over; with ackReplicas 1 nothing acknowledged is lost",
+  async () => {
+    const set = await startSentinelSet();
+    toClose.push(() => set.stop());
+    await scenario("failover-sentinel", sentinelTopology(set), async (ackReplicas) =>
+      installation({
+        redisUrl: "redis://127.0.0.1:1",
+        env: {
+          ...SCENARIO_ENV,
+          A2A_REDIS_SENTINELS: set.sentinels.join(","),
+          A2A_REDIS_SENTINEL_NAME: SENTINEL_NAME,
+          A2A_REDIS_ACK_REPLICAS: String(ackReplicas),
+        },
+      }),
+    );
+  },
+  scaled(120_000),
+);
+
+test(
+  "Cluster with a replica per master: the busiest master SIGKILLed under load; with ackReplicas 1 nothing acknowledged is lost",
+  async () => {
+    const cluster = await startCluster({ replicas: 1, nodeTimeoutMs: 1000 });
+    toClose.push(() => cluster.stop());
+    await scenario("failover-cluster", clusterTopology(cluster), async (ackReplicas) =>
+      installation({
+        cluster: cluster.nodes,
+        env: { ...SCENARIO_ENV, A2A_REDIS_SHARDS: "6", A2A_REDIS_ACK_REPLICAS: String(ackReplicas) },
+      }),
+    );
+  },
+  scaled(120_000),
+);
