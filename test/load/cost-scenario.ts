@@ -73,7 +73,7 @@ async function memoryPerTask(
     task: (i) => keys.task(0, taskIds[i] ?? ""),
     run: (i) => keys.run(0, taskIds[i] ?? ""),
     journal: (i) => keys.journal(0, taskIds[i] ?? ""),
-    dedup: (i) => keys.dedup(0, inst.clientId, messageIds[i] ?? ""),
+    dedup: (i) => keys.dedup(0, inst.clientId, "echo", messageIds[i] ?? ""),
   };
   const out: Record<string, number> = {};
   for (const [kind, key] of Object.entries(kinds)) {
@@ -85,7 +85,7 @@ async function memoryPerTask(
     out[kind] = sizes.reduce((sum, [, value]) => sum + Number(value ?? 0), 0) / taskIds.length;
   }
   const index = Number(
-    (await inst.redis.call("MEMORY", "USAGE", keys.clientTasks(0, inst.clientId), "SAMPLES", "0")) ?? 0,
+    (await inst.redis.call("MEMORY", "USAGE", keys.clientTasks(0, inst.clientId, "echo"), "SAMPLES", "0")) ?? 0,
   );
   out.index = index / taskIds.length;
   // the shard's deletion schedule holds one member per finished task until it is deleted
