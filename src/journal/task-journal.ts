@@ -139,15 +139,18 @@ function encodePageToken(score: number, id: string, excluded: number): string {
 function decodePageToken(token: string): Position & { excluded: number } {
   try {
     const value: unknown = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-    if (
-      Array.isArray(value) &&
-      value.length === 3 &&
-      typeof value[0] === "number" &&
-      typeof value[1] === "string" &&
-      Number.isSafeInteger(value[2]) &&
-      value[2] >= 0
-    ) {
-      return { score: value[0], id: value[1], excluded: value[2] };
+    // a token of two elements (score, id) comes from a server that counted no exclusions: its pages go on
+    if (Array.isArray(value) && (value.length === 2 || value.length === 3)) {
+      const [score, id, excluded = 0]: unknown[] = value;
+      if (
+        typeof score === "number" &&
+        typeof id === "string" &&
+        typeof excluded === "number" &&
+        Number.isSafeInteger(excluded) &&
+        excluded >= 0
+      ) {
+        return { score, id, excluded };
+      }
     }
   } catch {
     // fall through to the error below

@@ -171,7 +171,7 @@ describe("ListTasks", () => {
       encode({ score: 1 }),
       encode([1, 2]),
       encode([1, "x", -1]),
-      encode([1, "x"]),
+      encode([1, "x", 0, 0]),
       encode("x"),
     ]) {
       const error = await f.journal
