@@ -219,6 +219,7 @@ export class Actor {
       budget: worker.sweepBatch,
       ledger: this.ledger,
       lifetimes: profileLifetimes(config),
+      profiles: config.profiles.map((profile) => profile.name),
       consumerIdleMs: Math.max(worker.livenessSeconds, worker.leaseSeconds * 3, 600) * 1000,
       keepConsumers: [this.workerId],
     });

@@ -50,6 +50,8 @@ export interface DueWorkOptions {
 }
 
 export interface RetentionOptions extends DueWorkOptions {
+  /** The configured profiles' names: each client has a task index per profile. */
+  profiles: readonly string[];
   /** A consumer idle longer than this with nothing pending is removed from the group (ms). */
   consumerIdleMs: number;
   /** Consumer names never removed (the caller's own). */
@@ -115,16 +117,21 @@ function row(values: unknown): Map<string, unknown> {
   return map;
 }
 
-async function cleanIndexes(redis: RedisLike, keys: KeySpace, budget: number): Promise<number> {
+async function cleanIndexes(
+  redis: RedisLike,
+  keys: KeySpace,
+  profiles: readonly string[],
+  budget: number,
+): Promise<number> {
   const clients = (await redis.srandmember(keys.clients(), Math.min(budget, 100))) as string[];
   if (clients.length === 0) return 0;
   const perClient = Math.max(5, Math.floor(budget / clients.length));
   let checked = 0;
   let removed = 0;
-  for (const clientId of clients) {
+  for (const [clientId, profile] of clients.flatMap((id) => profiles.map((p) => [id, p] as const))) {
     if (checked >= budget) break;
     const shard = keys.shardOf(clientId);
-    const index = keys.clientTasks(shard, clientId);
+    const index = keys.clientTasks(shard, clientId, profile);
     // The oldest entries are the likeliest to have expired; a random sample reaches the rest over time.
     const oldest = await redis.zrange(index, 0, perClient - 1);
     const sample = ((await redis.call("ZRANDMEMBER", index, perClient)) as string[] | null) ?? [];
@@ -171,7 +178,7 @@ export async function applyRetention(
 ): Promise<RetentionReport> {
   const report: RetentionReport = {
     ...(await applyDueWork(redis, keys, options)),
-    indexEntriesRemoved: await cleanIndexes(redis, keys, options.budget),
+    indexEntriesRemoved: await cleanIndexes(redis, keys, options.profiles, options.budget),
     deadLettersTrimmed: 0,
     consumersRemoved: 0,
   };

@@ -132,6 +132,7 @@ class Sweep {
       budget: sweepBatch,
       ledger: this.ledger,
       lifetimes: profileLifetimes(this.config),
+      profiles: this.config.profiles.map((profile) => profile.name),
       consumerIdleMs: Math.max(livenessSeconds, leaseSeconds * 3, 600) * 1000,
       keepConsumers: [this.workerId],
     });

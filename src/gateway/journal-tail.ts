@@ -1,6 +1,6 @@
 // The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
-// registered per task, each change answered by one snapshot read on the shared command connection. However many
-// requests wait, the gateway holds the same two Redis connections.
+// registered per task, a change answered by one snapshot read on the shared command connection when its notice's state
+// matters to a follower and its revision is new. However many requests wait, the gateway holds two Redis connections.
 
 import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
@@ -39,17 +39,29 @@ export interface JournalTailOptions {
   journal: TaskJournal;
   keys: KeySpace;
   logger: Logger;
-  /** How often every followed task is re-checked in one pipeline, in case a notice was lost. */
+  /**
+   * How often every followed task's revision is compared with the notices seen, in one pipeline, in case a notice was
+   * lost (a subscriber reconnect re-checks at once). A revision no notice announced counts in `missedNotices`.
+   */
   safetyIntervalMs?: number;
 }
+
+/** The first retry of a failed read (ms); it doubles up to READ_RETRY_MAX_MS while reads fail. */
+const READ_RETRY_MS = 25;
+const READ_RETRY_MAX_MS = 1000;
 
 interface Followed {
   readonly clientId: string;
   readonly taskId: string;
   readonly followers: Set<TaskFollower>;
+  /** The revision of the last snapshot handed to the followers. */
   lastRev: number;
+  /** The highest revision a notice announced (read or, when no follower wanted its state, skipped). */
+  noticedRev: number;
   reading: boolean;
   dirty: boolean;
+  /** The delay before the next retry of a failed read (ms); 0 while reads succeed. */
+  retryMs: number;
 }
 
 /** Whether any follower of a task wants a read after a change to `state`. */
@@ -64,19 +76,19 @@ export class JournalTail {
   private readonly stoppers = new Set<() => void>();
   private safetyTimer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
+  private missed = 0;
 
   constructor(private readonly options: JournalTailOptions) {}
 
   /** Subscribes to the events channel; resolves once the subscription is in place. */
   async start(): Promise<void> {
     const { subscriber, keys, logger } = this.options;
-    // A notice is "<taskId> <new state>" (older publishers send the id alone: then every follower reads).
+    // A notice is "<taskId> <new state> <rev>" (older publishers send less: then every follower reads).
     const channel = keys.eventsChannel();
     subscriber.on("message", (from: string, message: string) => {
       if (from !== channel) return; // the connection also carries other channels (revocations)
-      const space = message.indexOf(" ");
-      if (space < 0) this.notice(message, undefined);
-      else this.notice(message.slice(0, space), message.slice(space + 1) as TaskState);
+      const [taskId = "", state, rev] = message.split(" ");
+      this.notice(taskId, state as TaskState | undefined, rev === undefined ? undefined : Number(rev));
     });
     let ready = false;
     subscriber.on("ready", () => {
@@ -105,8 +117,10 @@ export class JournalTail {
         taskId: follower.taskId,
         followers: new Set(),
         lastRev: -1,
+        noticedRev: -1,
         reading: false,
         dirty: false,
+        retryMs: 0,
       };
       byClient.set(follower.clientId, followed);
     }
@@ -169,6 +183,11 @@ export class JournalTail {
     return this.tasks.size;
   }
 
+  /** Changes that the safety check found and no notice had announced (for tests and metrics; 0 when none is lost). */
+  get missedNotices(): number {
+    return this.missed;
+  }
+
   /** Ends every wait (outcome "stopped"), stops the safety tick and leaves the channel. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -178,10 +197,19 @@ export class JournalTail {
     await this.options.subscriber.unsubscribe().catch(() => {});
   }
 
-  private notice(taskId: string, state: TaskState | undefined): void {
+  /**
+   * A change of a task: read it for its followers unless the followers have seen that revision already or none of them
+   * cares about the new state (a blocking wait reads nothing for WORKING progress, only for the state that ends it).
+   */
+  private notice(taskId: string, state: TaskState | undefined, rev: number | undefined): void {
     const byClient = this.tasks.get(taskId);
     if (!byClient) return;
+    const known = rev !== undefined && Number.isFinite(rev);
     for (const followed of byClient.values()) {
+      if (known) {
+        if (rev <= followed.lastRev) continue;
+        followed.noticedRev = Math.max(followed.noticedRev, rev);
+      }
       if (state !== undefined && !wants(followed, state)) continue;
       this.refresh(followed);
     }
@@ -204,9 +232,11 @@ export class JournalTail {
         let snapshot: Snapshot | undefined;
         try {
           snapshot = await this.options.journal.snapshot(followed.clientId, followed.taskId);
+          followed.retryMs = 0;
         } catch (error) {
-          // The safety tick reads again; a waiter's own deadline bounds how long it goes without news.
+          // Read again soon (backing off while Redis fails); a waiter's own deadline bounds how long it goes without news.
           this.options.logger.warn({ err: error, taskId: followed.taskId }, "journal tail could not read a task");
+          this.retryLater(followed);
           return;
         }
         if (snapshot && snapshot.record.rev < followed.lastRev) continue;
@@ -218,8 +248,15 @@ export class JournalTail {
     }
   }
 
+  private retryLater(followed: Followed): void {
+    followed.retryMs = Math.min(READ_RETRY_MAX_MS, Math.max(READ_RETRY_MS, followed.retryMs * 2));
+    setTimeout(() => {
+      if (!this.stopped && followed.followers.size > 0) this.refresh(followed);
+    }, followed.retryMs);
+  }
+
   /**
-   * Reads every followed task's revision and refreshes those that moved or vanished. The reads leave in one tick on
+   * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads leave in one tick on
    * the auto-pipelining connection: one pipeline on a single Redis, one per node on a cluster (whose explicit
    * pipelines must stay on one node).
    */
@@ -231,7 +268,15 @@ export class JournalTail {
       .then((revs) => {
         all.forEach((followed, index) => {
           const rev = revs[index];
-          if (typeof rev !== "string" || Number(rev) !== followed.lastRev) this.refresh(followed);
+          if (typeof rev !== "string") this.refresh(followed);
+          else if (Number(rev) > Math.max(followed.lastRev, followed.noticedRev)) {
+            this.missed += 1;
+            logger.warn(
+              { taskId: followed.taskId, rev: Number(rev) },
+              "journal tail found a change no notice announced",
+            );
+            this.refresh(followed);
+          }
         });
       })
       .catch((error: unknown) => logger.warn({ err: error }, "journal tail safety check failed"));

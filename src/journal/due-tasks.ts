@@ -56,7 +56,7 @@ export class DueTasks {
     const owners = await this.owners(shard, ids);
     const replies = await Promise.all(
       ids.map((id, i) => {
-        const client = owners[i]?.[0] ?? "";
+        const [client = "", profile = "", contextId = ""] = (owners[i] ?? []).map((value) => value ?? "");
         return runScript(
           this.redis,
           "purge",
@@ -68,8 +68,9 @@ export class DueTasks {
             k.pushConfigs(shard, id),
             k.pushQueue(shard, id),
             k.pushReady(shard),
-            k.clientTasks(shard, client),
+            k.clientTasks(shard, client, profile),
             k.bytes(shard),
+            k.contextTasks(shard, client, profile, contextId),
           ],
           [id, client],
         );
@@ -108,13 +109,14 @@ export class DueTasks {
             k.task(shard, taskId),
             k.run(shard, taskId),
             k.journal(shard, taskId),
-            k.clientTasks(shard, client ?? ""),
+            k.clientTasks(shard, client ?? "", profile ?? ""),
             k.clientInterrupted(shard, client ?? ""),
             k.purge(shard),
             k.bytes(shard),
             k.pushConfigs(shard, taskId),
             k.pushQueue(shard, taskId),
             k.pushReady(shard),
+            k.contextTasks(shard, client ?? "", profile ?? "", contextId ?? ""),
           ],
           [
             taskId,

@@ -38,6 +38,6 @@ export type {
   ResumeInput,
   Snapshot,
 } from "./task-journal.ts";
-export { parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
+export { LIST_FILTER_READS, parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
 export { decodeTaskFields, type TaskRecord, type TaskViewOptions, toTask } from "./task-view.ts";
 export { type AddressPolicy, checkUrlForm, isAllowListed, type UrlForm, type UrlRefusal } from "./webhook-url.ts";

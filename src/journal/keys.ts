@@ -59,9 +59,12 @@ export class KeySpace {
   pushDead(shard: number): string {
     return `${this.shard(shard)}pushdead`;
   }
-  /** STRING: `<content hash>:<taskId>` for a client's messageId, with a TTL. */
-  dedup(shard: number, clientId: string, messageId: string): string {
-    return `${this.shard(shard)}dedup:${clientId}:${messageId}`;
+  /**
+   * STRING: `<content hash>:<taskId>` for a messageId a client sent to one profile, with a TTL. The same messageId sent
+   * to another profile is another message (profile names hold no ':').
+   */
+  dedup(shard: number, clientId: string, profile: string, messageId: string): string {
+    return `${this.shard(shard)}dedup:${clientId}:${profile}:${messageId}`;
   }
   /**
    * HASH: a client record (name, profiles, limit, revoked, created, keyhash; and, when set, its own maxbytes, maxint,
@@ -70,9 +73,13 @@ export class KeySpace {
   client(shard: number, clientId: string): string {
     return `${this.shard(shard)}client:${clientId}`;
   }
-  /** ZSET: a client's task ids scored by status timestamp (ms), for ListTasks. */
-  clientTasks(shard: number, clientId: string): string {
-    return `${this.shard(shard)}client:${clientId}:tasks`;
+  /** ZSET: a client's task ids in one profile scored by status timestamp (ms): ListTasks pages through it. */
+  clientTasks(shard: number, clientId: string, profile: string): string {
+    return `${this.shard(shard)}client:${clientId}:tasks:${profile}`;
+  }
+  /** ZSET: a client's task ids in one profile and context, scored by status timestamp (ms), for ListTasks by context. */
+  contextTasks(shard: number, clientId: string, profile: string, contextId: string): string {
+    return `${this.shard(shard)}client:${clientId}:ctx:${profile}:${contextId}`;
   }
   /** SET: a client's queued and running task ids (its limit counts these). */
   clientActive(shard: number, clientId: string): string {

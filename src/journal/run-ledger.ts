@@ -61,6 +61,11 @@ export type TransitionResult = { ok: true; rev: number } | { ok: false; reason: 
 
 const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal" } as const;
 
+/** The task's context, as every event of its journal names it. */
+function contextOf(event: StreamResponse): string {
+  return event.statusUpdate?.contextId ?? event.artifactUpdate?.contextId ?? event.task?.contextId ?? "";
+}
+
 export class RunLedger {
   constructor(
     private readonly redis: RedisLike,
@@ -150,7 +155,7 @@ export class RunLedger {
         k.task(s, claim.taskId),
         k.run(s, claim.taskId),
         k.journal(s, claim.taskId),
-        k.clientTasks(s, claim.clientId),
+        k.clientTasks(s, claim.clientId, claim.profile),
         k.clientActive(s, claim.clientId),
         k.profileActive(s, claim.profile),
         k.pushConfigs(s, claim.taskId),
@@ -161,6 +166,7 @@ export class RunLedger {
         k.inputDue(s),
         k.purge(s),
         k.bytes(s),
+        k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event)),
       ],
       [
         claim.fence,
@@ -170,7 +176,7 @@ export class RunLedger {
         JSON.stringify(input.event),
         input.artifacts ? JSON.stringify(input.artifacts) : "",
         input.historyMessage ? JSON.stringify(input.historyMessage) : "",
-        Date.now(),
+        input.status ? Date.parse(input.status.timestamp ?? "") || Date.now() : Date.now(),
         input.retentionSeconds,
         input.journalRetentionSeconds,
         k.eventsChannel(),

@@ -8,17 +8,17 @@ import type { Cluster, Redis } from "ioredis";
 export type RedisLike = Redis | Cluster;
 
 const SCRIPT_FILES = {
-  accept: "accept-13.lua",
-  resume: "resume-16.lua",
-  transition: "transition-14.lua",
+  accept: "accept-14.lua",
+  resume: "resume-17.lua",
+  transition: "transition-15.lua",
   claim: "claim-7.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",
   release: "release-3.lua",
   deadLetter: "deadLetter-2.lua",
-  cancel: "cancel-16.lua",
-  purge: "purge-9.lua",
-  expireInput: "expireInput-11.lua",
+  cancel: "cancel-17.lua",
+  purge: "purge-10.lua",
+  expireInput: "expireInput-12.lua",
   snapshot: "snapshot-2.lua",
   heartbeat: "heartbeat-1.lua",
   lease: "lease-1.lua",

@@ -3,14 +3,7 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { monotonicFactory } from "ulid";
-import type {
-  Message,
-  StreamResponse,
-  Task,
-  TaskPushNotificationConfig,
-  TaskState,
-  TaskStatus,
-} from "../protocol/index.ts";
+import type { Message, StreamResponse, TaskPushNotificationConfig, TaskState, TaskStatus } from "../protocol/index.ts";
 import {
   InvalidParamsError,
   MessageIdReusedError,
@@ -99,13 +92,18 @@ export interface ListQuery {
   pageSize: number;
   pageToken?: string | undefined;
   statusTimestampAfterMs?: number | undefined;
-  /** Only tasks created through this profile. */
-  profile?: string | undefined;
+  /** The profile whose tasks are listed (each profile has its own index). */
+  profile: string;
 }
 
 export interface ListPage {
   records: TaskRecord[];
+  /** "" on the last page. */
   nextPageToken: string;
+  /**
+   * The matching tasks. Exact without a status filter; with one, the range's count less the tasks the filter excluded
+   * on the pages walked so far: exact on the page where the walk reaches the end, an upper bound before.
+   */
   totalSize: number;
 }
 
@@ -121,15 +119,43 @@ export function storeFailure(error: unknown): never {
   throw error;
 }
 
-function encodePageToken(score: number, id: string): string {
-  return Buffer.from(JSON.stringify([score, id])).toString("base64url");
+/** Tasks whose state one status-filtered ListTasks page reads at most; past it the page ends short. */
+export const LIST_FILTER_READS = 1000;
+
+/** How many index entries a status-filtered page reads per round trip. */
+const LIST_SCAN_BATCH = 250;
+
+/** A place in a ListTasks index: a task id and its score (status timestamp, ms). */
+interface Position {
+  score: number;
+  id: string;
 }
 
-function decodePageToken(token: string): [number, string] {
+type Candidate = Position;
+
+/**
+ * A page token: the position of the last task the page showed (or, with a status filter, examined), and how many tasks
+ * the status filter has excluded on the pages so far (the total of a filtered list is the range's count less these).
+ */
+function encodePageToken(score: number, id: string, excluded: number): string {
+  return Buffer.from(JSON.stringify([score, id, excluded])).toString("base64url");
+}
+
+function decodePageToken(token: string): Position & { excluded: number } {
   try {
     const value: unknown = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-    if (Array.isArray(value) && typeof value[0] === "number" && typeof value[1] === "string" && value.length === 2) {
-      return [value[0], value[1]];
+    // a token of two elements (score, id) comes from a server that counted no exclusions: its pages go on
+    if (Array.isArray(value) && (value.length === 2 || value.length === 3)) {
+      const [score, id, excluded = 0]: unknown[] = value;
+      if (
+        typeof score === "number" &&
+        typeof id === "string" &&
+        typeof excluded === "number" &&
+        Number.isSafeInteger(excluded) &&
+        excluded >= 0
+      ) {
+        return { score, id, excluded };
+      }
     }
   } catch {
     // fall through to the error below
@@ -162,7 +188,7 @@ export class TaskJournal {
     throw refusalError(refusal, { clientId, profile, retryAfterSeconds: this.settings.retryAfterSeconds });
   }
 
-  /** The keys accept and resume share, in their KEYS order (see accept-11.lua and resume-13.lua). */
+  /** The keys accept and resume share, in their KEYS order (see accept-14.lua and resume-17.lua). */
   private acceptKeys(shard: number, clientId: string, profile: string, messageId: string, taskId: string): string[] {
     const k = this.keys;
     return [
@@ -170,11 +196,11 @@ export class TaskJournal {
       k.client(shard, clientId),
       k.clientActive(shard, clientId),
       k.profileActive(shard, profile),
-      k.dedup(shard, clientId, messageId),
+      k.dedup(shard, clientId, profile, messageId),
       k.task(shard, taskId),
       k.run(shard, taskId),
       k.journal(shard, taskId),
-      k.clientTasks(shard, clientId),
+      k.clientTasks(shard, clientId, profile),
       k.queue(shard),
       k.pushConfigs(shard, taskId),
     ];
@@ -194,8 +220,6 @@ export class TaskJournal {
     const timestamp = new Date();
     const stored: Message = { ...message, taskId, contextId };
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
-    const task: Task = { id: taskId, contextId, status, history: [stored] };
-    if (input.metadata) task.metadata = input.metadata;
     let reply: ScriptReply;
     try {
       reply = await runScript(
@@ -205,6 +229,7 @@ export class TaskJournal {
           ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
           this.keys.clientInterrupted(shard, clientId),
           this.keys.bytes(shard),
+          this.keys.contextTasks(shard, clientId, profile, contextId),
         ],
         [
           this.settings.livenessSeconds,
@@ -216,8 +241,7 @@ export class TaskJournal {
           clientId,
           profile,
           JSON.stringify(status),
-          JSON.stringify([stored]),
-          JSON.stringify({ task }),
+          JSON.stringify(stored),
           timestamp.getTime(),
           this.settings.dedupSeconds,
           input.metadata ? JSON.stringify(input.metadata) : "",
@@ -256,20 +280,24 @@ export class TaskJournal {
     return { created: true, taskId: id, record };
   }
 
-  /** Resumes an INPUT_REQUIRED or AUTH_REQUIRED task with the client's follow-up; the same run is queued again. */
-  async resume(input: ResumeInput): Promise<Accepted> {
+  /**
+   * Resumes an INPUT_REQUIRED or AUTH_REQUIRED task with the client's follow-up; the same run is queued again. Every
+   * check on the task (found for this client and profile, context, state) is the script's, in the same round trip.
+   * With `withTask` the reply carries the task as written (`record`), so that an answer needs no second read.
+   */
+  async resume(input: ResumeInput, withTask = false): Promise<Accepted> {
     const { clientId, profile, message, taskId, pushConfig: push } = input;
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
     const timestamp = new Date();
     let contextId = message.contextId;
     if (contextId === undefined) {
+      // The context index is a key of the script: a message without a contextId costs one read first.
       const found = await this.redis.hget(k.task(shard, taskId), "ctx").catch(storeFailure);
       contextId = found ?? "";
     }
     const stored: Message = { ...message, taskId, contextId };
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
-    const event: StreamResponse = { statusUpdate: { taskId, contextId, status } };
     // A follow-up's inline config without an id gets a fresh one: it must not replace a config the task has.
     const pushId = push ? push.id || randomUUID() : undefined;
     let reply: ScriptReply;
@@ -284,6 +312,7 @@ export class TaskJournal {
           k.clientInterrupted(shard, clientId),
           k.inputDue(shard),
           k.bytes(shard),
+          k.contextTasks(shard, clientId, profile, contextId),
         ],
         [
           this.settings.livenessSeconds,
@@ -293,7 +322,7 @@ export class TaskJournal {
           clientId,
           JSON.stringify(stored),
           JSON.stringify(status),
-          JSON.stringify(event),
+          withTask ? "1" : "0",
           timestamp.getTime(),
           this.settings.dedupSeconds,
           k.eventsChannel(),
@@ -303,6 +332,7 @@ export class TaskJournal {
           this.settings.maxPushConfigsPerTask ?? 10,
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,
+          contextId,
         ],
       );
     } catch (error) {
@@ -328,13 +358,17 @@ export class TaskJournal {
             [{ field: "configuration.taskPushNotificationConfig", description: "push config limit reached" }],
             "PUSH_CONFIG_LIMIT_EXCEEDED",
           );
+        case -12:
+          throw new InvalidParamsError("message.contextId is not the context of the task", [
+            { field: "message.contextId", description: "does not match the contextId of message.taskId" },
+          ]);
         default:
           this.refuse(RESUME_REFUSALS[reply], reply, clientId, profile);
       }
     }
-    const [flag, id] = reply as [number, string];
+    const [flag, id, , fields] = reply as [number, string, number?, string[]?];
     await this.replicated(shard, id);
-    return { created: flag === 1, taskId: id };
+    return { created: flag === 1, taskId: id, record: fields ? decodeTaskFields(fields) : undefined };
   }
 
   /** The task and its journal cursor at one revision; undefined when the client has no such task in this profile. */
@@ -386,7 +420,7 @@ export class TaskJournal {
           k.task(shard, taskId),
           k.run(shard, taskId),
           k.journal(shard, taskId),
-          k.clientTasks(shard, clientId),
+          k.clientTasks(shard, clientId, profile),
           k.clientActive(shard, clientId),
           k.profileActive(shard, profile),
           k.pushConfigs(shard, taskId),
@@ -399,6 +433,7 @@ export class TaskJournal {
           k.bytes(shard),
           k.clientDeferred(shard, clientId),
           k.deferredClients(shard),
+          k.contextTasks(shard, clientId, profile, current.record.contextId),
         ],
         [
           clientId,
@@ -430,51 +465,65 @@ export class TaskJournal {
     return rows.map(([id, fields]) => parseJournalEntry(id, fields));
   }
 
-  /** A client's tasks, newest status first, filtered, one page at a time. */
+  /**
+   * A client's tasks in one profile, newest status first, one page at a time, in O(page): the page is a range of the
+   * client's index (or of its context's index) after the token's position, and its total a ZCOUNT. A `status` filter
+   * needs each task's state: a page reads the state of at most LIST_FILTER_READS tasks, and when that bound ends the
+   * scan before the page is full, the page is short (possibly empty) and its token continues the scan.
+   */
   async list(clientId: string, query: ListQuery): Promise<ListPage> {
     const shard = this.keys.shardOf(clientId);
-    const index = this.keys.clientTasks(shard, clientId);
+    const k = this.keys;
+    const index =
+      query.contextId === undefined
+        ? k.clientTasks(shard, clientId, query.profile)
+        : k.contextTasks(shard, clientId, query.profile, query.contextId);
     const min = query.statusTimestampAfterMs ?? "-inf";
-    const rows = await this.redis.zrevrangebyscore(index, "+inf", min, "WITHSCORES").catch(storeFailure);
-    const candidates: { id: string; score: number }[] = [];
-    for (let i = 0; i + 1 < rows.length; i += 2) candidates.push({ id: rows[i] as string, score: Number(rows[i + 1]) });
-    // Equal scores: Redis orders them by member descending in ZREVRANGEBYSCORE, which is what the token relies on.
-    const after = query.pageToken === undefined ? undefined : decodePageToken(query.pageToken);
-    const filtering = query.contextId !== undefined || query.status !== undefined || query.profile !== undefined;
-    let matching = candidates;
+    const token = query.pageToken === undefined ? undefined : decodePageToken(query.pageToken);
+    let position: Position | undefined = token && { score: token.score, id: token.id };
+    let excluded = token?.excluded ?? 0;
     const gone: string[] = [];
-    if (filtering && candidates.length > 0) {
-      const pipeline = this.redis.pipeline();
-      for (const c of candidates) pipeline.hmget(this.keys.task(shard, c.id), "ctx", "state", "prof");
-      const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
-      matching = candidates.filter((c, i) => {
-        const [ctx, state, prof] = (replies[i]?.[1] ?? [null, null, null]) as [
-          string | null,
-          string | null,
-          string | null,
-        ];
-        if (ctx === null) {
-          gone.push(c.id);
-          return false;
+    const page: Candidate[] = [];
+    let more = false;
+    let total: number;
+    if (query.status === undefined) {
+      const [count, candidates] = await this.range(index, min, position, query.pageSize + 1, true);
+      total = count;
+      more = candidates.length > query.pageSize;
+      page.push(...candidates.slice(0, query.pageSize));
+    } else {
+      total = -1;
+      let examined = 0;
+      while (page.length < query.pageSize && examined < LIST_FILTER_READS) {
+        const batch = Math.min(LIST_SCAN_BATCH, LIST_FILTER_READS - examined);
+        const [count, candidates] = await this.range(index, min, position, batch, total < 0);
+        if (total < 0) total = count;
+        if (candidates.length === 0) break;
+        const pipeline = this.redis.pipeline();
+        for (const c of candidates) pipeline.hget(k.task(shard, c.id), "state");
+        const states = (await pipeline.exec().catch(storeFailure)) ?? [];
+        let taken = 0;
+        for (const [i, c] of candidates.entries()) {
+          if (page.length === query.pageSize) break;
+          taken += 1;
+          const state = states[i]?.[1];
+          if (typeof state !== "string") gone.push(c.id);
+          else if (state === query.status) page.push(c);
+          else excluded += 1;
         }
-        return (
-          (query.contextId === undefined || ctx === query.contextId) &&
-          (query.status === undefined || state === query.status) &&
-          (query.profile === undefined || prof === query.profile)
-        );
-      });
+        examined += taken;
+        position = candidates[taken - 1];
+        if (taken < candidates.length || candidates.length === batch) more = true;
+        else {
+          more = false;
+          break;
+        }
+      }
     }
-    let start = 0;
-    if (after) {
-      const [score, id] = after;
-      start = matching.findIndex((c) => c.score < score || (c.score === score && c.id < id));
-      if (start < 0) start = matching.length;
-    }
-    const page = matching.slice(start, start + query.pageSize);
     const records: TaskRecord[] = [];
     if (page.length > 0) {
       const pipeline = this.redis.pipeline();
-      for (const c of page) pipeline.hgetall(this.keys.task(shard, c.id));
+      for (const c of page) pipeline.hgetall(k.task(shard, c.id));
       const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
       page.forEach((c, i) => {
         const fields = replies[i]?.[1] as Record<string, string> | undefined;
@@ -483,13 +532,46 @@ export class TaskJournal {
       });
     }
     if (gone.length > 0) await this.redis.zrem(index, ...gone).catch(() => 0);
-    const last = page[page.length - 1];
-    const more = start + query.pageSize < matching.length;
+    const last = query.status === undefined ? page[page.length - 1] : position;
     return {
       records,
-      nextPageToken: more && last ? encodePageToken(last.score, last.id) : "",
-      totalSize: matching.length - gone.filter((id) => matching.some((m) => m.id === id)).length,
+      nextPageToken: more && last ? encodePageToken(last.score, last.id, excluded) : "",
+      totalSize: Math.max(records.length, total - excluded - gone.length),
     };
+  }
+
+  /**
+   * The ZCOUNT of the index's range (when `counted`) and up to `limit` of its members after `position`, newest first.
+   * Members with the position's score come first (Redis orders equal scores by member, descending), then older ones.
+   * One round trip.
+   */
+  private async range(
+    index: string,
+    min: number | string,
+    position: Position | undefined,
+    limit: number,
+    counted: boolean,
+  ): Promise<[number, Candidate[]]> {
+    const pipeline = this.redis.pipeline();
+    if (counted) pipeline.zcount(index, min, "+inf");
+    if (position) {
+      pipeline.zrevrangebyscore(index, position.score, position.score);
+      pipeline.zrevrangebyscore(index, `(${position.score}`, min, "WITHSCORES", "LIMIT", 0, limit);
+    } else {
+      pipeline.zrevrangebyscore(index, "+inf", min, "WITHSCORES", "LIMIT", 0, limit);
+    }
+    const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
+    for (const [error] of replies) if (error) storeFailure(error);
+    const values = replies.map((reply) => reply[1]);
+    const count = counted ? Number(values.shift()) : 0;
+    const candidates: Candidate[] = [];
+    if (position) {
+      const ties = (values.shift() as string[]).filter((id) => id < position.id);
+      for (const id of ties) candidates.push({ score: position.score, id });
+    }
+    const rows = values.shift() as string[];
+    for (let i = 0; i + 1 < rows.length; i += 2) candidates.push({ id: rows[i] as string, score: Number(rows[i + 1]) });
+    return [count, candidates.slice(0, limit)];
   }
 }
 

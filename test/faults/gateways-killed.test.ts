@@ -283,7 +283,7 @@ async function retryAfter(attempt: Attempt): Promise<void> {
 async function noteRetry(messageId: string): Promise<void> {
   counters.retries += 1;
   const shard = inst.keys.shardOf(client.id);
-  if (await redis.exists(inst.keys.dedup(shard, client.id, messageId))) counters.dedupHits += 1;
+  if (await redis.exists(inst.keys.dedup(shard, client.id, "echo", messageId))) counters.dedupHits += 1;
 }
 
 const MAX_TRIES = 60;
@@ -610,9 +610,9 @@ test(
     await waitFor(async () => (await liveCapacityLeases(redis, inst.keys.prefix)) === 0, 10_000, "no live lease");
 
     // What Redis holds: one task per messageId, each COMPLETED with exactly its echo and one terminal event.
-    const taskKeys = (await redis.zrange(inst.keys.clientTasks(inst.keys.shardOf(client.id), client.id), 0, -1)).map(
-      (id) => inst.keys.task(inst.keys.shardOf(client.id), id),
-    );
+    const taskKeys = (
+      await redis.zrange(inst.keys.clientTasks(inst.keys.shardOf(client.id), client.id, "echo"), 0, -1)
+    ).map((id) => inst.keys.task(inst.keys.shardOf(client.id), id));
     const found = await states(redis, taskKeys);
     const byMessage = new Map<string, number>();
     let completed = 0;

@@ -92,7 +92,7 @@ test(
       () => `accepts again; the last answer: ${last}`,
     );
     await blockingEcho(gateway.url, key, "after the memory freed");
-    const ids = await redis.zrange(inst.keys.clientTasks(0, clientId), 0, -1);
+    const ids = await redis.zrange(inst.keys.clientTasks(0, clientId, "echo"), 0, -1);
     await waitFor(
       async () =>
         (

@@ -74,7 +74,7 @@ type Fault = "shutdown" | "sigkill";
 /** The load goes on until the outage is over, so requests meet Redis up, down and back again. */
 async function outageUnderLoad(fault: Fault): Promise<void> {
   const count = load(300, 3000);
-  const before = new Set(await redis.zrange(inst.keys.clientTasks(0, clientId), 0, -1));
+  const before = new Set(await redis.zrange(inst.keys.clientTasks(0, clientId, "echo"), 0, -1));
   let outageMs = 0;
   const outage = (async () => {
     await Bun.sleep(1500);
@@ -109,7 +109,7 @@ async function outageUnderLoad(fault: Fault): Promise<void> {
   // Recovery: new tasks complete, and every task Redis holds ends terminal.
   await waitFor(async () => (await send(-1)).id !== undefined, 20_000, "the gateway accepting again");
   await blockingEcho(gateway.url, key, `after the ${fault}`);
-  const ids = (await redis.zrange(inst.keys.clientTasks(0, clientId), 0, -1)).filter((id) => !before.has(id));
+  const ids = (await redis.zrange(inst.keys.clientTasks(0, clientId, "echo"), 0, -1)).filter((id) => !before.has(id));
   await waitFor(
     async () =>
       (
@@ -224,7 +224,7 @@ test("Redis paused before requests arrive: 503 STORE_TIMEOUT (or 504) within eac
     { key },
   );
   const workingId: string = working.body.result.task.id;
-  const before = new Set(await redis.zrange(inst.keys.clientTasks(0, clientId), 0, -1));
+  const before = new Set(await redis.zrange(inst.keys.clientTasks(0, clientId, "echo"), 0, -1));
   const pauseMs = (DEADLINE_SECONDS + 4) * 1000;
   await redis.call("CLIENT", "PAUSE", String(pauseMs), "ALL");
   const pausedAt = Date.now();
@@ -269,12 +269,12 @@ test("Redis paused before requests arrive: 503 STORE_TIMEOUT (or 504) within eac
   const retriedIds = retried.map((answer) => answer.body.result?.task?.id as string);
   expect(retriedIds.every((id) => typeof id === "string")).toBe(true);
   expect(new Set(retriedIds).size).toBe(sends.length);
-  const ids = (await redis.zrange(inst.keys.clientTasks(0, clientId), 0, -1)).filter((id) => !before.has(id));
+  const ids = (await redis.zrange(inst.keys.clientTasks(0, clientId, "echo"), 0, -1)).filter((id) => !before.has(id));
   // The pause's requests made exactly the retried tasks: the accepts sent before the bound passed took effect late
   // (as STORE_TIMEOUT says they may) and the retries found them; the stream's work, resumed after the pause, stopped
   // before storing; the uncached key's request never got past its lookup.
   expect(ids.filter((id) => !retriedIds.includes(id))).toEqual([]);
-  expect(await redis.zcard(inst.keys.clientTasks(0, fresh.id))).toBe(0);
+  expect(await redis.zcard(inst.keys.clientTasks(0, fresh.id, "echo"))).toBe(0);
   await waitFor(
     async () =>
       (

@@ -1,4 +1,4 @@
-// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-13.lua (fresh task and dedup keys per
+// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-14.lua (fresh task and dedup keys per
 // call via __rand_int__, a live beat and a client record seeded), and TaskJournal.accept in-process without HTTP.
 // Standalone: `bun test/load/accept-script.ts [--quick]` against a redis-server of its own.
 import { spawnSync } from "node:child_process";
@@ -40,24 +40,24 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
     const id = "T__rand_int__";
     const status = { state: "TASK_STATE_SUBMITTED", timestamp: new Date().toISOString() };
     const message = { messageId: "m", role: "ROLE_USER", parts: [{ text: "hello" }], taskId: id, contextId: "C" };
-    const task = { id, contextId: "C", status, history: [message] };
     const args = [
       "EVALSHA",
       sha,
-      "13",
+      "14",
       keys.live(0),
       keys.client(0, clientId),
       keys.clientActive(0, clientId),
       keys.profileActive(0, "echo"),
-      keys.dedup(0, clientId, "m__rand_int__"),
+      keys.dedup(0, clientId, "echo", "m__rand_int__"),
       keys.task(0, id),
       keys.run(0, id),
       keys.journal(0, id),
-      keys.clientTasks(0, clientId),
+      keys.clientTasks(0, clientId, "echo"),
       keys.queue(0),
       keys.pushConfigs(0, id),
       keys.clientInterrupted(0, clientId),
       keys.bytes(0),
+      keys.contextTasks(0, clientId, "echo", "C"),
       "3600",
       "0",
       "hash",
@@ -67,8 +67,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       clientId,
       "echo",
       JSON.stringify(status),
-      JSON.stringify([message]),
-      JSON.stringify({ task }),
+      JSON.stringify(message),
       String(Date.now()),
       "86400",
       "",
@@ -93,7 +92,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       p999: Number.NaN,
       max: row.max,
     };
-    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-13.lua sha> 13 <keys…> <args…>"].join(" ");
+    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-14.lua sha> 14 <keys…> <args…>"].join(" ");
     return { summary, command: shown, created };
   } finally {
     admin.disconnect();

@@ -63,17 +63,22 @@ function cost(before: Stats, after: Stats, count: number): Cost {
 }
 
 /** Mean MEMORY USAGE (SAMPLES 0: exact) of each per-task key kind, over the given tasks; missing keys count 0. */
-async function memoryPerTask(
-  inst: Installation,
-  taskIds: string[],
-  messageIds: string[],
-): Promise<Record<string, number>> {
+interface TaskKeysOf {
+  taskIds: string[];
+  messageIds: string[];
+  contextIds: string[];
+}
+
+async function memoryPerTask(inst: Installation, of: TaskKeysOf): Promise<Record<string, number>> {
+  const { taskIds, messageIds, contextIds } = of;
   const { keys } = inst;
   const kinds: Record<string, (i: number) => string> = {
     task: (i) => keys.task(0, taskIds[i] ?? ""),
     run: (i) => keys.run(0, taskIds[i] ?? ""),
     journal: (i) => keys.journal(0, taskIds[i] ?? ""),
-    dedup: (i) => keys.dedup(0, inst.clientId, messageIds[i] ?? ""),
+    dedup: (i) => keys.dedup(0, inst.clientId, "echo", messageIds[i] ?? ""),
+    // each task has a context of its own here: the context index is one small sorted set per task
+    context: (i) => keys.contextTasks(0, inst.clientId, "echo", contextIds[i] ?? ""),
   };
   const out: Record<string, number> = {};
   for (const [kind, key] of Object.entries(kinds)) {
@@ -85,7 +90,7 @@ async function memoryPerTask(
     out[kind] = sizes.reduce((sum, [, value]) => sum + Number(value ?? 0), 0) / taskIds.length;
   }
   const index = Number(
-    (await inst.redis.call("MEMORY", "USAGE", keys.clientTasks(0, inst.clientId), "SAMPLES", "0")) ?? 0,
+    (await inst.redis.call("MEMORY", "USAGE", keys.clientTasks(0, inst.clientId, "echo"), "SAMPLES", "0")) ?? 0,
   );
   out.index = index / taskIds.length;
   // the shard's deletion schedule holds one member per finished task until it is deleted
@@ -186,13 +191,13 @@ export async function costScenario(context: BenchContext): Promise<Section> {
     await gateway.stop();
     gateway = undefined;
     const pairs = await pairMessageIds(inst, taskIds);
-    const atFinish = await memoryPerTask(inst, pairs.taskIds, pairs.messageIds);
+    const atFinish = await memoryPerTask(inst, pairs);
     const journalKeys = pairs.taskIds.map((id) => inst.keys.journal(0, id));
     await deleteDue(inst, async () => (await inst.redis.exists(...journalKeys)) === 0, 40_000, "journal retention");
-    const afterJournal = await memoryPerTask(inst, pairs.taskIds, pairs.messageIds);
+    const afterJournal = await memoryPerTask(inst, pairs);
     const taskKeys = pairs.taskIds.map((id) => inst.keys.task(0, id));
     await deleteDue(inst, async () => (await inst.redis.exists(...taskKeys)) === 0, 30_000, "retention");
-    const afterRetention = await memoryPerTask(inst, pairs.taskIds, pairs.messageIds);
+    const afterRetention = await memoryPerTask(inst, pairs);
     context.log("cost: SDK heap per task");
     const sdk = await sdkHeapPerTask(count);
     const perTask = total(atFinish);
@@ -205,7 +210,7 @@ export async function costScenario(context: BenchContext): Promise<Section> {
       title: "5. Accept cost in Redis, and memory per finished task",
       setup: [
         `${fmt(count)} SendMessage (returnImmediately, text "hello", 16 clients) through one gateway with a seeded liveness record and no actor, INFO stats and commandstats diffed around them; then \`work --actors 1\` runs them all (echo: WORKING, artifact, COMPLETED) and the stats are diffed again.`,
-        `Memory: MEMORY USAGE … SAMPLES 0 of each task's keys (task hash, run hash, journal stream, dedup record) averaged over the ${fmt(count)} tasks, plus the client's task index and the shard's deletion schedule (ZSETs) divided by the task count; deletions are run in process as a worker's retention pass runs them; profile retention ${RETENTION_SECONDS} s and journal retention ${JOURNAL_RETENTION_SECONDS} s so both pass within the run; redis.dedupSeconds at its default (86,400 s).`,
+        `Memory: MEMORY USAGE … SAMPLES 0 of each task's keys (task hash, run hash, journal stream, dedup record, the context's task index) averaged over the ${fmt(count)} tasks, plus the client's task index and the shard's deletion schedule (ZSETs) divided by the task count; deletions are run in process as a worker's retention pass runs them; profile retention ${RETENTION_SECONDS} s and journal retention ${JOURNAL_RETENTION_SECONDS} s so both pass within the run; redis.dedupSeconds at its default (86,400 s).`,
         "Peer: the SDK server on Node (--expose-gc) with the echo executor: heapUsed after a forced GC, before and after the same number of blocking echo tasks, divided by the count (its InMemoryTaskStore never frees a task).",
       ],
       rows: [],
@@ -263,14 +268,12 @@ export async function costScenario(context: BenchContext): Promise<Section> {
   }
 }
 
-/** The messageId of each task, read from its stored history (answers arrive out of request order). */
-async function pairMessageIds(
-  inst: Installation,
-  taskIds: string[],
-): Promise<{ taskIds: string[]; messageIds: string[] }> {
+/** The messageId and context of each task, read from its stored fields (answers arrive out of request order). */
+async function pairMessageIds(inst: Installation, taskIds: string[]): Promise<TaskKeysOf> {
   const pipeline = inst.redis.pipeline();
-  for (const id of taskIds) pipeline.hget(inst.keys.task(0, id), "hist");
+  for (const id of taskIds) pipeline.hmget(inst.keys.task(0, id), "hist", "ctx");
   const replies = (await pipeline.exec()) ?? [];
-  const messageIds = replies.map(([, value]) => /"messageId":"([^"]+)"/.exec(String(value ?? ""))?.[1] ?? "");
-  return { taskIds, messageIds };
+  const fields = replies.map(([, value]) => (value ?? []) as (string | null)[]);
+  const messageIds = fields.map(([hist]) => /"messageId":"([^"]+)"/.exec(String(hist ?? ""))?.[1] ?? "");
+  return { taskIds, messageIds, contextIds: fields.map(([, ctx]) => ctx ?? "") };
 }

@@ -88,7 +88,7 @@ async function seed(inst: Installation, port: number, from: number, count: numbe
   if (canceled.errors > 0 || canceled.count !== toCancel.length) {
     throw new Error(`seeding canceled ${canceled.count} of ${toCancel.length} tasks: ${canceled.firstError ?? ""}`);
   }
-  const total = await inst.redis.zcard(inst.keys.clientTasks(0, inst.clientId));
+  const total = await inst.redis.zcard(inst.keys.clientTasks(0, inst.clientId, PROFILE));
   if (total !== from + count) throw new Error(`the client's index holds ${total} tasks, expected ${from + count}`);
   return (performance.now() - started) / 1000;
 }
@@ -103,12 +103,20 @@ async function tokenAt(inst: Installation, depth: number, filter: boolean): Prom
       dedupSeconds: 3600,
       retryAfterSeconds: 5,
     });
-    const page = await journal.list(inst.clientId, {
-      pageSize: depth,
-      profile: PROFILE,
-      ...(filter ? { status: FILTER } : {}),
-    });
-    return page.nextPageToken;
+    // Walked in pages as a client walks (a filtered page examines a bounded number of tasks and may come back short).
+    let token = "";
+    for (let left = depth; left > 0; ) {
+      const page = await journal.list(inst.clientId, {
+        pageSize: Math.min(left, 1000),
+        profile: PROFILE,
+        ...(token ? { pageToken: token } : {}),
+        ...(filter ? { status: FILTER } : {}),
+      });
+      left -= page.records.length;
+      token = page.nextPageToken;
+      if (token === "") break;
+    }
+    return token;
   } finally {
     redis.disconnect();
   }

@@ -1,4 +1,5 @@
-// ListTasks: the caller's tasks in this profile, newest status first, filtered and paged by an opaque token.
+// ListTasks: the caller's tasks in this profile, newest status first, filtered and paged by an opaque token (a position
+// in the client's index of the profile or of one context: a page costs the same however many tasks the client has).
 import { toTask } from "../../journal/index.ts";
 import type { ListTasksResponse } from "../../protocol/index.ts";
 import type { OperationCall } from "./operation-call.ts";

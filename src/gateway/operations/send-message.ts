@@ -16,14 +16,12 @@ import {
   BlockingDeadlineExceededError,
   CapacityError,
   INTERRUPTED_STATES,
-  InvalidParamsError,
   isInterrupted,
   isTerminal,
   REFUSAL_REASONS,
   TaskNotFoundError,
   type TaskState,
   TERMINAL_STATES,
-  UnsupportedOperationError,
 } from "../../protocol/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
 import { checkIncomingMessage, checkMetadataSize } from "./message-checks.ts";
@@ -58,10 +56,12 @@ function settled(record: TaskRecord): boolean {
 }
 
 /**
- * Runs the accept script, or the resume script for a follow-up to an existing task. Shared with SendStreamingMessage.
- * `created` is false when the messageId was seen before with the same content (nothing was written).
+ * Runs the accept script, or the resume script for a follow-up to an existing task: one round trip either way (the
+ * resume script checks the task itself). Shared with SendStreamingMessage. `created` is false when the messageId was
+ * seen before with the same content (nothing was written). With `withTask`, a created or resumed task comes back as
+ * `record`, so that an answer needs no second read.
  */
-export async function store(call: OperationCall<SendMethod>, input: AcceptInput): Promise<Accepted> {
+export async function store(call: OperationCall<SendMethod>, input: AcceptInput, withTask = false): Promise<Accepted> {
   const { journal, metrics } = call.context;
   const taskId = input.message.taskId;
   if (taskId === undefined) {
@@ -69,18 +69,7 @@ export async function store(call: OperationCall<SendMethod>, input: AcceptInput)
     if (accepted.created) metrics.accepts.inc({ profile: input.profile, kind: "new" });
     return accepted;
   }
-  const current = await journal.snapshot(input.clientId, taskId, input.profile);
-  if (!current) throw new TaskNotFoundError(taskId);
-  const contextId = input.message.contextId;
-  if (contextId !== undefined && contextId !== current.record.contextId) {
-    throw new InvalidParamsError("message.contextId is not the context of the task", [
-      { field: "message.contextId", description: "does not match the contextId of message.taskId" },
-    ]);
-  }
-  if (isTerminal(current.record.state)) {
-    throw new UnsupportedOperationError("The task is in a terminal state and accepts no further messages", { taskId });
-  }
-  const resumed = await journal.resume({ ...input, taskId });
+  const resumed = await journal.resume({ ...input, taskId }, withTask);
   if (resumed.created) metrics.accepts.inc({ profile: input.profile, kind: "resume" });
   return resumed;
 }
@@ -116,7 +105,8 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
   const { input, view } = messageInput(call);
 
   if (params.configuration?.returnImmediately === true) {
-    const { taskId, record } = await store(call, input);
+    // A repeated messageId (created: false) is the one case that reads the task after the script.
+    const { taskId, record } = await store(call, input, true);
     const current = record ?? (await journal.snapshot(client.id, taskId, profile.name))?.record;
     if (!current) throw new TaskNotFoundError(taskId);
     return { task: toTask(current, view) };

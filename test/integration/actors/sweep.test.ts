@@ -76,8 +76,8 @@ test("retention: the sweep deletes the journal, then the task, run and index ent
 
   const { keys, redis } = inst.f;
   const taskKey = keys.task(0, taskId);
-  const dedup = keys.dedup(0, inst.clientId, message.messageId);
-  const index = keys.clientTasks(0, inst.clientId);
+  const dedup = keys.dedup(0, inst.clientId, "echo", message.messageId);
+  const index = keys.clientTasks(0, inst.clientId, "echo");
   const counter = `client:${inst.clientId}`;
   expect(await redis.exists(taskKey, keys.run(0, taskId), keys.journal(0, taskId), dedup)).toBe(4);
   expect(await redis.zscore(index, taskId)).not.toBeNull();

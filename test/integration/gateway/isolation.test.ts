@@ -90,3 +90,18 @@ test("the owner's own task in another profile's endpoint is not found either", a
   const own = await rpc(h.gateway.url, "GetTask", { id: taskId }, { key: owner.key });
   expect(own.body.result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
 });
+
+test("a messageId resent to another profile is a task of that profile, never the first profile's task", async () => {
+  const sent = message("the same message, to two agents");
+  const params = { message: sent, configuration: { returnImmediately: true } };
+  const first = await rpc(h.gateway.url, "SendMessage", params, { key: owner.key });
+  const elsewhere = await rpc(h.gateway.url, "SendMessage", params, { key: owner.key, profile: "other" });
+  const firstId = first.body.result.task.id;
+  const otherId = elsewhere.body.result.task.id;
+  expect(otherId).not.toBe(firstId);
+  // each profile's retry answers its own task, and each profile's GetTask knows only its own
+  const retry = await rpc(h.gateway.url, "SendMessage", params, { key: owner.key, profile: "other" });
+  expect(retry.body.result.task.id).toBe(otherId);
+  const crossed = await rpc(h.gateway.url, "GetTask", { id: firstId }, { key: owner.key, profile: "other" });
+  expect(crossed.body.error?.code).toBe(-32001);
+});

@@ -1,5 +1,6 @@
-// A change notice names the task's new state, so a blocking wait reads the task only when the state can end it:
-// WORKING progress costs no read; COMPLETED does.
+// A change notice names the task's new state and revision, so a blocking wait reads the task only when the state can
+// end it (WORKING progress costs no read; COMPLETED does), a revision the followers have seen costs no read, and under
+// load every wait ends on its own notice (no safety check needed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { JournalTail } from "../../../src/gateway/index.ts";
 import { type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
@@ -17,6 +18,8 @@ class CountingJournal extends TaskJournal {
   }
 }
 
+const SETTLED: ReadonlySet<TaskState> = new Set<TaskState>([...TERMINAL_STATES, ...INTERRUPTED_STATES]);
+
 let server: TestRedis;
 let f: JournalFixture;
 beforeAll(async () => {
@@ -27,7 +30,8 @@ afterAll(async () => {
   await server.stop();
 });
 
-test("a blocking wait reads the task for a settling state only, not for each WORKING step", async () => {
+/** A tail whose safety check never runs during a test: only notices can wake a wait. */
+async function startTail(): Promise<{ tail: JournalTail; journal: CountingJournal }> {
   const journal = new CountingJournal(f.redis, f.keys, {
     livenessSeconds: 120,
     dedupSeconds: 60,
@@ -39,15 +43,19 @@ test("a blocking wait reads the task for a settling state only, not for each WOR
     journal,
     keys: f.keys,
     logger: createLogger("test", "silent"),
-    safetyIntervalMs: 60_000,
+    safetyIntervalMs: 600_000,
   });
   await tail.start();
+  return { tail, journal };
+}
+
+test("a blocking wait reads the task for a settling state only, not for each WORKING step", async () => {
+  const { tail, journal } = await startTail();
   const clientId = await liveClient(f);
   const task = await acceptTask(f, clientId);
-  const settledStates: ReadonlySet<TaskState> = new Set<TaskState>([...TERMINAL_STATES, ...INTERRUPTED_STATES]);
-  const waiting = tail.waitUntil(clientId, task.taskId, (record) => settledStates.has(record.state), {
+  const waiting = tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
     timeoutMs: 10_000,
-    states: settledStates,
+    states: SETTLED,
   });
   await Bun.sleep(50);
   expect(journal.reads).toBe(1);
@@ -59,5 +67,69 @@ test("a blocking wait reads the task for a settling state only, not for each WOR
   const outcome = await waiting;
   expect(outcome.kind).toBe("met");
   expect(journal.reads).toBe(2);
+  await tail.stop();
+});
+
+test("a notice of a revision the followers have read already costs no read", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const task = await acceptTask(f, clientId);
+  const seen: number[] = [];
+  let wake: () => void = () => {};
+  const unfollow = tail.follow({
+    clientId,
+    taskId: task.taskId,
+    onSnapshot: (snapshot) => {
+      seen.push(snapshot?.record.rev ?? -1);
+      wake();
+    },
+  });
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    if (seen.length > 0) resolve();
+  });
+  expect(seen).toEqual([1]);
+  // an old revision (a duplicate or late notice), then a real change: only the change is read
+  await f.redis.publish(f.keys.eventsChannel(), `${task.taskId} TASK_STATE_SUBMITTED 1`);
+  const claim = await claimTask(f, task);
+  const changed = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  await move(f, claim, task, "TASK_STATE_WORKING");
+  await changed;
+  expect(seen).toEqual([1, 2]);
+  expect(journal.reads).toBe(2);
+  unfollow();
+  await tail.stop();
+});
+
+test("under load every blocking wait ends on its own notice, with one read for the state that ends it", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const count = 200;
+  const tasks = await Promise.all(Array.from({ length: count }, () => acceptTask(f, clientId)));
+  const waits = tasks.map((task) =>
+    tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
+      timeoutMs: 60_000,
+      states: SETTLED,
+    }),
+  );
+  const claims = await Promise.all(tasks.map((task) => claimTask(f, task)));
+  // every task moves at once: WORKING steps (no read), then its end
+  await Promise.all(
+    tasks.map(async (task, i) => {
+      const claim = claims[i];
+      if (!claim) throw new Error("no claim");
+      await move(f, claim, task, "TASK_STATE_WORKING");
+      await move(f, claim, task, "TASK_STATE_WORKING");
+      await move(f, claim, task, i % 2 === 0 ? "TASK_STATE_COMPLETED" : "TASK_STATE_INPUT_REQUIRED");
+    }),
+  );
+  const outcomes = await Promise.all(waits);
+  expect(outcomes.map((outcome) => outcome.kind)).toEqual(tasks.map(() => "met"));
+  expect(tail.missedNotices).toBe(0);
+  // the first read of each wait, and at most one more per task for its end (none when the first read saw it)
+  expect(journal.reads).toBeLessThanOrEqual(2 * count);
+  expect(tail.followedTasks).toBe(0);
   await tail.stop();
 });

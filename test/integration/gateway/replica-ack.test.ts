@@ -25,7 +25,8 @@ beforeAll(async () => {
   primary = await startRedis({ own: true });
   h = await startHarness({
     server: primary,
-    env: { A2A_REDIS_ACK_REPLICAS: "1", A2A_REDIS_ACK_TIMEOUT_MS: "300" },
+    // long enough for a busy machine's replica to confirm; the refusal below waits this long
+    env: { A2A_REDIS_ACK_REPLICAS: "1", A2A_REDIS_ACK_TIMEOUT_MS: "3000" },
   });
   replica = await startReplica();
   await h.actor.live();

@@ -53,12 +53,23 @@ describe("accept", () => {
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);
     expect(journal[0]?.[1].slice(0, 2)).toEqual(["rev", "1"]);
-    expect(JSON.parse(journal[0]?.[1][3] ?? "{}").task.id).toBe(taskId);
-    expect(await f.redis.get(k.dedup(0, clientId, message.messageId))).toEndWith(`:${taskId}`);
-    expect(await f.redis.ttl(k.dedup(0, clientId, message.messageId))).toBeGreaterThan(3500);
+    // the first event is the whole task, built by the script from the message sent once
+    expect(JSON.parse(journal[0]?.[1][3] ?? "{}")).toEqual({
+      task: {
+        id: taskId,
+        contextId: task.ctx,
+        status: JSON.parse(task.st ?? "{}"),
+        history: [{ ...message, taskId, contextId: task.ctx }],
+        metadata: { a: 1 },
+      },
+    });
+    // and what accept returned is that task, so that an answer needs no read
+    expect(accepted.record).toMatchObject({ id: taskId, rev: 1, history, metadata: { a: 1 }, artifacts: [] });
+    expect(await f.redis.get(k.dedup(0, clientId, PROFILE, message.messageId))).toEndWith(`:${taskId}`);
+    expect(await f.redis.ttl(k.dedup(0, clientId, PROFILE, message.messageId))).toBeGreaterThan(3500);
     expect(await f.redis.smembers(k.clientActive(0, clientId))).toEqual([taskId]);
     expect(await f.redis.smembers(k.profileActive(0, PROFILE))).toEqual([taskId]);
-    expect(await f.redis.zscore(k.clientTasks(0, clientId), taskId)).toBe(task.ts ?? "missing");
+    expect(await f.redis.zscore(k.clientTasks(0, clientId, PROFILE), taskId)).toBe(task.ts ?? "missing");
   });
 
   test("a repeated messageId with the same content returns the first task and writes nothing", async () => {
@@ -70,6 +81,28 @@ describe("accept", () => {
     const again = await f.journal.accept({ clientId, profile: PROFILE, profileQuota: 0, message: { ...message } });
     expect(again).toEqual({ created: false, taskId: first.taskId });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  test("the messageId dedup is per client and profile: the same message sent to another profile is a new task there", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const message = userMessage("same id, two agents", { contextId: "ctx-shared" });
+    const first = await f.journal.accept({ clientId, profile: PROFILE, profileQuota: 0, message });
+    const other = await f.journal.accept({ clientId, profile: "other", profileQuota: 0, message: { ...message } });
+    expect(other.created).toBe(true);
+    expect(other.taskId).not.toBe(first.taskId);
+    expect(await f.redis.hget(f.keys.task(0, other.taskId), "prof")).toBe("other");
+    // each profile's retry still finds its own task
+    const again = await f.journal.accept({ clientId, profile: "other", profileQuota: 0, message: { ...message } });
+    expect(again).toEqual({ created: false, taskId: other.taskId });
+    // and each profile lists its own (a context shared by name is still one per profile)
+    for (const [profile, taskId] of [
+      [PROFILE, first.taskId],
+      ["other", other.taskId],
+    ] as const) {
+      const page = await f.journal.list(clientId, { profile, pageSize: 10, contextId: "ctx-shared" });
+      expect(page.records.map((r) => r.id)).toEqual([taskId]);
+    }
   });
 
   test("a retry of an accepted message is answered even without a worker and at the client's limit", async () => {

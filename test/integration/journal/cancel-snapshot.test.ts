@@ -40,7 +40,7 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.task(0, task.taskId),
       k.run(0, task.taskId),
       k.journal(0, task.taskId),
-      k.clientTasks(0, asClient),
+      k.clientTasks(0, asClient, PROFILE),
       k.clientActive(0, asClient),
       k.profileActive(0, PROFILE),
       k.pushConfigs(0, task.taskId),
@@ -53,6 +53,7 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.bytes(0),
       k.clientDeferred(0, asClient),
       k.deferredClients(0),
+      k.contextTasks(0, asClient, PROFILE, task.contextId),
     ],
     [
       asClient,
@@ -98,7 +99,7 @@ describe("cancel", () => {
     const journalAt = Number(await f.redis.zscore(f.keys.purge(0), task.taskId));
     expect(purgeAt - journalAt).toBe((3600 - 600) * 1000);
     await until(() => events.messages.length > 0);
-    expect(events.messages).toEqual([`${task.taskId} TASK_STATE_CANCELED`]);
+    expect(events.messages).toEqual([`${task.taskId} TASK_STATE_CANCELED 2`]);
     events.close();
   });
 

@@ -47,9 +47,11 @@ async function dueNow(f: JournalFixture, key: string, taskId: string): Promise<v
   await f.redis.zadd(key, (await redisMs(f.redis)) - 1, taskId);
 }
 
-function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promise<unknown> {
+/** The purge script called directly, with the context index its caller names from the task's own fields. */
+async function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promise<unknown> {
   const k = f.keys;
-  return runScript(
+  const contextId = (await f.redis.hget(k.task(0, taskId), "ctx")) ?? "";
+  return await runScript(
     f.redis,
     "purge",
     [
@@ -60,8 +62,9 @@ function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promi
       k.pushConfigs(0, taskId),
       k.pushQueue(0, taskId),
       k.pushReady(0),
-      k.clientTasks(0, clientId),
+      k.clientTasks(0, clientId, PROFILE),
       k.bytes(0),
+      k.contextTasks(0, clientId, PROFILE, contextId),
     ],
     [taskId, clientId],
   );
@@ -106,7 +109,8 @@ describe("purge", () => {
     expect(await purgeScript(f, task.taskId, clientId)).toBe(2);
     const left = await keysUnder(f.redis, f.prefix);
     expect(left.filter((key) => key.includes(task.taskId))).toEqual([]);
-    expect(await f.redis.zscore(k.clientTasks(0, clientId), task.taskId)).toBeNull();
+    expect(await f.redis.zscore(k.clientTasks(0, clientId, PROFILE), task.taskId)).toBeNull();
+    expect(await f.redis.exists(k.contextTasks(0, clientId, PROFILE, task.contextId))).toBe(0);
     expect(await f.redis.hgetall(k.bytes(0))).toEqual({});
     // -1: not scheduled (any more): nothing written
     dump = await dumpUnder(f.redis, f.prefix);
@@ -141,7 +145,7 @@ describe("purge", () => {
     expect(await due.purge(0, 3)).toEqual({ tasks: 3, journals: 0 });
     expect(await due.purge(0, 3)).toEqual({ tasks: 2, journals: 0 });
     expect(await due.purge(0, 3)).toEqual({ tasks: 0, journals: 0 });
-    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId))).toBe(0);
+    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId, PROFILE))).toBe(0);
   });
 });
 
@@ -156,13 +160,14 @@ function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.cli
       k.task(0, task.taskId),
       k.run(0, task.taskId),
       k.journal(0, task.taskId),
-      k.clientTasks(0, clientId),
+      k.clientTasks(0, clientId, PROFILE),
       k.clientInterrupted(0, clientId),
       k.purge(0),
       k.bytes(0),
       k.pushConfigs(0, task.taskId),
       k.pushQueue(0, task.taskId),
       k.pushReady(0),
+      k.contextTasks(0, clientId, PROFILE, task.contextId),
     ],
     [
       task.taskId,
@@ -225,7 +230,7 @@ describe("expireInput", () => {
     expect(await f.redis.zscore(k.inputDue(0), task.taskId)).toBeNull();
     expect(await f.redis.zscore(k.purge(0), task.taskId)).not.toBeNull();
     for (let i = 0; i < 100 && published.length === 0; i++) await Bun.sleep(5);
-    expect(published).toEqual([`${task.taskId} TASK_STATE_FAILED`]);
+    expect(published).toEqual([`${task.taskId} TASK_STATE_FAILED 4`]);
     events.disconnect();
     expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);
 
@@ -291,7 +296,7 @@ test("every counter returns to zero once the tasks are purged, whatever they did
   expect(await f.redis.hgetall(f.keys.bytes(0))).toEqual({});
   for (const clientId of clients) {
     expect(await f.redis.exists(f.keys.clientInterrupted(0, clientId), f.keys.clientRunning(0, clientId))).toBe(0);
-    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId))).toBe(0);
+    expect(await f.redis.zcard(f.keys.clientTasks(0, clientId, PROFILE))).toBe(0);
   }
   expect(await f.redis.exists(f.keys.purge(0), f.keys.inputDue(0))).toBe(0);
   expect(await tenancyViolations(f.redis, f.prefix)).toEqual([]);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   CapacityError,
+  InvalidParamsError,
   MessageIdReusedError,
   TaskNotFoundError,
   type TaskState,
@@ -56,7 +57,7 @@ async function expectUnchanged(f: JournalFixture, call: () => Promise<unknown>):
 }
 
 describe("resume", () => {
-  test("{1}: re-queues the same run, appends the message, bumps the revision and publishes the task id with its new state", async () => {
+  test("{1}: re-queues the same run, appends the message, bumps the revision and publishes the task id with its new state and revision", async () => {
     const f = journalFixture(server);
     const clientId = await liveClient(f);
     const task = await interrupted(f, clientId);
@@ -89,7 +90,7 @@ describe("resume", () => {
     expect(claim.fence).toBe(2);
     expect(claim.state).toBe("TASK_STATE_SUBMITTED");
     for (let i = 0; i < 50 && published.length === 0; i++) await Bun.sleep(10);
-    expect(published).toEqual([`${task.taskId} TASK_STATE_SUBMITTED`]);
+    expect(published).toEqual([`${task.taskId} TASK_STATE_SUBMITTED 4`]);
     subscriber.disconnect();
   });
 
@@ -208,5 +209,55 @@ describe("resume", () => {
       expect(busy).toBeInstanceOf(UnsupportedOperationError);
       expect((busy as Error).message).toContain("not waiting");
     }
+  });
+
+  test("-12: a message whose contextId is not the task's is INVALID_PARAMS and nothing is written", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await interrupted(f, clientId);
+    const error = await expectUnchanged(f, () =>
+      f.journal.resume({
+        clientId,
+        profile: PROFILE,
+        profileQuota: 0,
+        taskId: task.taskId,
+        message: userMessage("elsewhere", { contextId: "another-context" }),
+      }),
+    );
+    expect(error).toBeInstanceOf(InvalidParamsError);
+    expect((error as InvalidParamsError).violations[0]?.field).toBe("message.contextId");
+  });
+
+  test("{1, taskId, rev, fields}: asked for the task, the reply carries it as written (one round trip, no read after)", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await interrupted(f, clientId);
+    const message = userMessage("the answer", { contextId: task.contextId });
+    const resumed = await f.journal.resume(
+      { clientId, profile: PROFILE, profileQuota: 0, taskId: task.taskId, message },
+      true,
+    );
+    const snap = await f.journal.snapshot(clientId, task.taskId);
+    expect(resumed.created).toBe(true);
+    expect(resumed.record).toEqual(snap?.record);
+    expect(resumed.record?.rev).toBe(4);
+    expect(resumed.record?.history.at(-1)).toEqual({ ...message, taskId: task.taskId });
+    // the journal event is built by the script from the status sent once
+    const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
+    expect(JSON.parse(last?.[1][3] ?? "{}")).toEqual({
+      statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: snap?.record.status },
+    });
+  });
+
+  test("the messageId dedup is per profile: a resend to another profile finds no task there", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const task = await interrupted(f, clientId);
+    const message = userMessage("follow-up");
+    await f.journal.resume({ clientId, profile: PROFILE, profileQuota: 0, taskId: task.taskId, message });
+    const error = await f.journal
+      .resume({ clientId, profile: "other", profileQuota: 0, taskId: task.taskId, message: { ...message } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TaskNotFoundError);
   });
 });

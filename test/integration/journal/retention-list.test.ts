@@ -2,10 +2,21 @@
 // terminal and interrupted states, and ListTasks (order, pages, filters, tokens) through TaskJournal.list.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
+import { LIST_FILTER_READS } from "../../../src/journal/index.ts";
 import { InvalidParamsError } from "../../../src/protocol/index.ts";
 import { journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE, redisMs } from "./helpers.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  emitArtifact,
+  liveClient,
+  move,
+  PROFILE,
+  RETENTION,
+  redisMs,
+} from "./helpers.ts";
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -75,7 +86,7 @@ describe("ListTasks", () => {
     let token: string | undefined;
     const tokens: string[] = [];
     do {
-      const page = await f.journal.list(clientId, { pageSize: 2, pageToken: token });
+      const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 2, pageToken: token });
       expect(page.totalSize).toBe(5);
       expect(page.records.length).toBeLessThanOrEqual(2);
       seen.push(...page.records.map((r) => r.id));
@@ -85,7 +96,7 @@ describe("ListTasks", () => {
     expect(seen).toEqual(newestFirst);
     expect(tokens.length).toBe(3);
     expect(tokens.at(-1)).toBe("");
-    const all = await f.journal.list(clientId, { pageSize: 5 });
+    const all = await f.journal.list(clientId, { profile: PROFILE, pageSize: 5 });
     expect(all.nextPageToken).toBe("");
     expect(all.records.map((r) => r.id)).toEqual(newestFirst);
   });
@@ -104,22 +115,32 @@ describe("ListTasks", () => {
     await Bun.sleep(3);
     const first = { clientId, taskId: inContext[0], contextId: "ctx-a" };
     await move(f, await claimTask(f, first), first, "TASK_STATE_COMPLETED");
-    const everything = await f.journal.list(clientId, { pageSize: 10 });
+    const everything = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10 });
     expect(everything.records.map((r) => r.id)).toEqual([first.taskId, outside.taskId, inContext[2], inContext[1]]);
-    const byContext = await f.journal.list(clientId, { pageSize: 2, contextId: "ctx-a" });
+    const byContext = await f.journal.list(clientId, { profile: PROFILE, pageSize: 2, contextId: "ctx-a" });
     expect(byContext.records.map((r) => r.id)).toEqual([first.taskId, inContext[2]]);
     expect(byContext.totalSize).toBe(3);
     const next = await f.journal.list(clientId, {
+      profile: PROFILE,
       pageSize: 2,
       contextId: "ctx-a",
       pageToken: byContext.nextPageToken,
     });
     expect(next.records.map((r) => r.id)).toEqual([inContext[1]]);
     expect(next.nextPageToken).toBe("");
-    const completed = await f.journal.list(clientId, { pageSize: 10, status: "TASK_STATE_COMPLETED" });
+    const completed = await f.journal.list(clientId, {
+      profile: PROFILE,
+      pageSize: 10,
+      status: "TASK_STATE_COMPLETED",
+    });
     expect(completed.records.map((r) => r.id)).toEqual([first.taskId]);
     expect(completed.totalSize).toBe(1);
-    const both = await f.journal.list(clientId, { pageSize: 10, contextId: "ctx-a", status: "TASK_STATE_SUBMITTED" });
+    const both = await f.journal.list(clientId, {
+      profile: PROFILE,
+      pageSize: 10,
+      contextId: "ctx-a",
+      status: "TASK_STATE_SUBMITTED",
+    });
     expect(both.records.map((r) => r.id)).toEqual([inContext[2], inContext[1]]);
   });
 
@@ -130,12 +151,12 @@ describe("ListTasks", () => {
     await Bun.sleep(3);
     const newer = await acceptTask(f, clientId);
     const at = (await f.journal.snapshot(clientId, newer.taskId))?.record.timestampMs ?? 0;
-    const from = await f.journal.list(clientId, { pageSize: 10, statusTimestampAfterMs: at });
+    const from = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10, statusTimestampAfterMs: at });
     expect(from.records.map((r) => r.id)).toEqual([newer.taskId]);
     expect(from.totalSize).toBe(1);
-    const later = await f.journal.list(clientId, { pageSize: 10, statusTimestampAfterMs: at + 1 });
+    const later = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10, statusTimestampAfterMs: at + 1 });
     expect(later).toEqual({ records: [], nextPageToken: "", totalSize: 0 });
-    const all = await f.journal.list(clientId, { pageSize: 10, statusTimestampAfterMs: at - 10_000 });
+    const all = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10, statusTimestampAfterMs: at - 10_000 });
     expect(all.records.map((r) => r.id)).toEqual([newer.taskId, older.taskId]);
   });
 
@@ -149,10 +170,13 @@ describe("ListTasks", () => {
       "!!!",
       encode({ score: 1 }),
       encode([1, 2]),
-      encode([1, "x", 3]),
+      encode([1, "x", -1]),
+      encode([1, "x", 0, 0]),
       encode("x"),
     ]) {
-      const error = await f.journal.list(clientId, { pageSize: 10, pageToken }).catch((e: unknown) => e);
+      const error = await f.journal
+        .list(clientId, { profile: PROFILE, pageSize: 10, pageToken })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidParamsError);
       expect((error as InvalidParamsError).violations[0]?.field).toBe("pageToken");
     }
@@ -164,9 +188,75 @@ describe("ListTasks", () => {
     const kept = await acceptTask(f, clientId);
     const expired = await acceptTask(f, clientId);
     await f.redis.del(f.keys.task(0, expired.taskId));
-    const page = await f.journal.list(clientId, { pageSize: 10 });
+    const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10 });
     expect(page.records.map((r) => r.id)).toEqual([kept.taskId]);
     expect(page.totalSize).toBe(1);
-    expect(await f.redis.zscore(f.keys.clientTasks(0, clientId), expired.taskId)).toBeNull();
+    expect(await f.redis.zscore(f.keys.clientTasks(0, clientId, PROFILE), expired.taskId)).toBeNull();
+  });
+
+  test("an artifact does not move a task: order and statusTimestampAfter follow the status timestamp", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const older = await acceptTask(f, clientId);
+    const claim = await claimTask(f, older);
+    await move(f, claim, older, "TASK_STATE_WORKING");
+    await Bun.sleep(3);
+    const newer = await acceptTask(f, clientId);
+    const newerMs = (await f.journal.snapshot(clientId, newer.taskId))?.record.timestampMs ?? 0;
+    const statusMs = (await f.journal.snapshot(clientId, older.taskId))?.record.timestampMs ?? 0;
+    await Bun.sleep(3);
+    await emitArtifact(f, claim, older, { artifactId: "a", parts: [{ text: "later output" }] });
+    const record = (await f.journal.snapshot(clientId, older.taskId))?.record;
+    expect(record?.rev).toBe(3);
+    expect(record?.timestampMs).toBe(statusMs);
+    const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10 });
+    expect(page.records.map((r) => r.id)).toEqual([newer.taskId, older.taskId]);
+    const after = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10, statusTimestampAfterMs: newerMs });
+    expect(after.records.map((r) => r.id)).toEqual([newer.taskId]);
+    expect(after.totalSize).toBe(1);
+  });
+
+  test("tasks with the same status timestamp page without a gap or a repeat", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const tasks = await Promise.all(Array.from({ length: 7 }, () => acceptTask(f, clientId)));
+    const index = f.keys.clientTasks(0, clientId, PROFILE);
+    for (const task of tasks) await f.redis.zadd(index, 1_000, task.taskId);
+    const seen: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 3, pageToken });
+      expect(page.totalSize).toBe(7);
+      seen.push(...page.records.map((r) => r.id));
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    expect(seen).toEqual(
+      tasks
+        .map((t) => t.taskId)
+        .sort()
+        .reverse(),
+    );
+  });
+
+  test(`a status filter reads at most ${LIST_FILTER_READS} tasks per page: a short page whose token goes on`, async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const canceled = await acceptTask(f, clientId);
+    await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
+    await Bun.sleep(3);
+    const others = LIST_FILTER_READS + 100;
+    for (let i = 0; i < others; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, () => acceptTask(f, clientId)));
+    }
+    const query = { profile: PROFILE, pageSize: 10, status: "TASK_STATE_CANCELED" as const };
+    const first = await f.journal.list(clientId, query);
+    expect(first.records).toEqual([]);
+    expect(first.nextPageToken).not.toBe("");
+    // an upper bound until the walk reaches the end: every task but those the filter has excluded so far
+    expect(first.totalSize).toBe(others + 1 - LIST_FILTER_READS);
+    const second = await f.journal.list(clientId, { ...query, pageToken: first.nextPageToken });
+    expect(second.records.map((r) => r.id)).toEqual([canceled.taskId]);
+    expect(second.nextPageToken).toBe("");
+    expect(second.totalSize).toBe(1);
   });
 });

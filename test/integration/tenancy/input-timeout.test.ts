@@ -57,8 +57,8 @@ test("an interrupted task fails after its input timeout: journal, webhook, count
   expect(refused.status).toBe(503);
   expect(errorInfo(refused).reason).toBe("INTERRUPTED_TASKS_LIMIT_EXCEEDED");
   expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-  expect(await redis.exists(keys.dedup(shard, client.id, refusedMessage.messageId))).toBe(0);
-  expect(await redis.zcard(keys.clientTasks(shard, client.id))).toBe(1);
+  expect(await redis.exists(keys.dedup(shard, client.id, "echo", refusedMessage.messageId))).toBe(0);
+  expect(await redis.zcard(keys.clientTasks(shard, client.id, "echo"))).toBe(1);
 
   // The signal the retention pass reads: Redis's clock passing the task's input-due time. After it, the task fails.
   const due = Number(await redis.zscore(keys.inputDue(shard), task.id));

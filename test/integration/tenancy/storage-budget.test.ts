@@ -91,7 +91,7 @@ test("at its storage budget a client is refused and nothing stored; another is s
   expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
   expect(retryInfo(answer)?.retryDelay).toMatch(/^\d+s$/);
   // nothing of the refused message was stored: no dedup record, no task in the client's index that holds it
-  expect(await redis.exists(keys.dedup(shard, heavy.id, refused.messageId))).toBe(0);
+  expect(await redis.exists(keys.dedup(shard, heavy.id, "echo", refused.messageId))).toBe(0);
   const listed = await rpc(gateway.url, "ListTasks", { pageSize: 100, historyLength: 1 }, { key: heavy.key });
   expect(JSON.stringify(listed.body.result)).not.toContain(refused.messageId);
 

@@ -4,30 +4,36 @@
   queued again (one task has one run). Same capacity checks as accept (but the interrupted-task limit: this message
   lowers that count), all before the first write.
 
-    KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup
-    KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
+    KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup (of the messageId in
+    this profile)   KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
     KEYS[11] pushConfigs   KEYS[12] pushQueue   KEYS[13] pushReady
     KEYS[14] clientInterrupted (SET)   KEYS[15] inputDue (ZSET task id -> input timeout, ms)
     KEYS[16] bytes (HASH of the shard's stored-bytes counters)
+    KEYS[17] contextTasks (ZSET: the client's tasks in the profile and the task's context)
 
     ARGV[1]  livenessSeconds      ARGV[2]  profile quota (0 = none)   ARGV[3] content hash of the message
-    ARGV[4]  task id              ARGV[5]  client id                  ARGV[6] message JSON (appended to history)
-    ARGV[7]  status JSON (SUBMITTED)   ARGV[8] journal event JSON ({"statusUpdate":…})
+    ARGV[4]  task id              ARGV[5]  client id
+    ARGV[6]  message JSON as stored (with taskId and contextId), sent once: the journal event is built here
+    ARGV[7]  status JSON (SUBMITTED)   ARGV[8] "1": reply with the task's fields (an answer that returns the task)
     ARGV[9]  now (ms)             ARGV[10] dedup TTL (s)              ARGV[11] events channel
     ARGV[12] profile the request was addressed to (a task of another profile is not found)
     ARGV[13] inline push config id or ""   ARGV[14] inline push config JSON or ""   ARGV[15] max push configs per task
     ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
+    ARGV[18] the context id of the message (and of KEYS[17]): the task's own, or the message is refused
 
-  Returns: {1, taskId, rev} resumed; {0, taskId} same messageId and content seen before (nothing written);
+  Returns: {1, taskId, rev} resumed ({1, taskId, rev, fields} with ARGV[8] = "1": the task after the write, HGETALL);
+           {0, taskId} same messageId and content seen before in this profile (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
            -5 client unknown or revoked; -6 no such task for this client; -7 task is terminal;
            -8 task is not waiting for input (submitted or working); -9 the task has as many push configs as allowed;
-           -10 the client's stored bytes would pass its budget; -11 the profile's stored bytes would pass its budget
+           -10 the client's stored bytes would pass its budget; -11 the profile's stored bytes would pass its budget;
+           -12 the message's contextId is not the task's
 ]]
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
+-- @include "task-index"
 
 local seen = redis.call('GET', KEYS[5])
 if seen then
@@ -43,9 +49,12 @@ if client[1] == false or client[2] == '1' then
   return -5
 end
 
-local task = redis.call('HMGET', KEYS[6], 'cli', 'state', 'rev', 'hist', 'prof')
+local task = redis.call('HMGET', KEYS[6], 'cli', 'state', 'rev', 'hist', 'prof', 'ctx')
 if task[1] ~= ARGV[5] or task[5] ~= ARGV[12] then
   return -6
+end
+if ARGV[18] ~= task[6] then
+  return -12
 end
 local state = task[2]
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
@@ -79,9 +88,13 @@ if ARGV[13] ~= '' then
   pushBytes = #ARGV[14] - existing
 end
 
+-- the journal event, built from the parts sent once
+local message = ARGV[6]
+local event = '{"statusUpdate":{"taskId":"' .. ARGV[4] .. '","contextId":' .. cjson.encode(task[6]) .. ',"status":'
+  .. ARGV[7] .. '}}'
 local hist = task[4]
-local taskBytes = appendedLength(hist, ARGV[6]) - #hist + #ARGV[7] - redis.call('HSTRLEN', KEYS[6], 'st') + pushBytes
-local journalBytes = #ARGV[8]
+local taskBytes = appendedLength(hist, message) - #hist + #ARGV[7] - redis.call('HSTRLEN', KEYS[6], 'st') + pushBytes
+local journalBytes = #event
 if overBudget(KEYS[16], 'client:' .. ARGV[5], tonumber(client[3] or ARGV[16]), taskBytes + journalBytes) then
   return -10
 end
@@ -93,9 +106,9 @@ end
 local taskId = ARGV[4]
 local rev = tonumber(task[3]) + 1
 if hist == '[]' then
-  hist = '[' .. ARGV[6] .. ']'
+  hist = '[' .. message .. ']'
 else
-  hist = string.sub(hist, 1, -2) .. ',' .. ARGV[6] .. ']'
+  hist = string.sub(hist, 1, -2) .. ',' .. message .. ']'
 end
 local runId = redis.call('HGET', KEYS[7], 'id')
 local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5])
@@ -105,13 +118,16 @@ redis.call('PERSIST', KEYS[8])
 if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[13], ARGV[14])
 end
-redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', ARGV[8])
-enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, ARGV[8])
+redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
+enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, event)
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
-redis.call('ZADD', KEYS[9], ARGV[9], taskId)
+indexTask(KEYS[9], KEYS[17], taskId, ARGV[9])
 leaveInterrupted(KEYS[14], KEYS[15], taskId)
 addStoredBytes(KEYS[6], KEYS[16], ARGV[5], ARGV[12], taskBytes, journalBytes)
-redis.call('PUBLISH', ARGV[11], taskId .. ' TASK_STATE_SUBMITTED')
+notifyChange(ARGV[11], taskId, 'TASK_STATE_SUBMITTED', rev)
+if ARGV[8] == '1' then
+  return {1, taskId, rev, redis.call('HGETALL', KEYS[6])}
+end
 return {1, taskId, rev}

@@ -11,6 +11,7 @@
     KEYS[10] clientRunning (SET: the client's runs that actors execute now)
     KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET task id -> input timeout, ms)
     KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)
+    KEYS[15] contextTasks (ZSET: the client's tasks in the task's profile and context)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  kind: "status" (state change or progress) | "artifact" (artifact update, state unchanged)
@@ -18,7 +19,7 @@
     ARGV[5]  journal event JSON (a StreamResponse)
     ARGV[6]  artifacts JSON (the whole list), or "" to keep
     ARGV[7]  message JSON to append to history, or ""
-    ARGV[8]  now (ms, status timestamp)         ARGV[9] retention (s)   ARGV[10] journal retention (s)
+    ARGV[8]  status timestamp (ms; moves the task in the ListTasks indexes only with a new status)         ARGV[9] retention (s)   ARGV[10] journal retention (s)
     ARGV[11] events channel                     ARGV[12] input timeout (s) of an interrupted task
 
   Returns: the new revision; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
@@ -28,6 +29,7 @@
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
+-- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
 local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id', 'cli', 'prof')
@@ -66,10 +68,10 @@ end
 local taskId = task[4]
 local rev = tonumber(task[2]) + 1
 local taskBytes = 0
-redis.call('HSET', KEYS[1], 'state', to, 'rev', rev, 'ts', ARGV[8])
+redis.call('HSET', KEYS[1], 'state', to, 'rev', rev)
 if ARGV[4] ~= '' then
   taskBytes = taskBytes + #ARGV[4] - redis.call('HSTRLEN', KEYS[1], 'st')
-  redis.call('HSET', KEYS[1], 'st', ARGV[4])
+  redis.call('HSET', KEYS[1], 'st', ARGV[4], 'ts', ARGV[8])
 end
 if ARGV[6] ~= '' then
   taskBytes = taskBytes + #ARGV[6] - redis.call('HSTRLEN', KEYS[1], 'arts')
@@ -88,7 +90,9 @@ end
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[5])
 addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, #ARGV[5])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[5])
-redis.call('ZADD', KEYS[4], ARGV[8], taskId)
+if ARGV[4] ~= '' then
+  indexTask(KEYS[4], KEYS[15], taskId, ARGV[8])
+end
 if TERMINAL[to] then
   redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
   redis.call('SREM', KEYS[5], taskId)
@@ -103,5 +107,5 @@ elseif INTERRUPTED[to] then
   redis.call('SREM', KEYS[10], taskId)
   enterInterrupted(KEYS[11], KEYS[12], taskId, ARGV[12])
 end
-redis.call('PUBLISH', ARGV[11], taskId .. ' ' .. to)
+notifyChange(ARGV[11], taskId, to, rev)
 return rev

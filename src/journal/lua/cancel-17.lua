@@ -10,6 +10,7 @@
     KEYS[13] purge (ZSET)   KEYS[14] bytes (HASH of stored-bytes counters)
     KEYS[15] clientDeferred (ZSET: the client's runs waiting for a running slot)
     KEYS[16] deferred (SET: the shard's clients with deferred runs)
+    KEYS[17] contextTasks (ZSET: the client's tasks in the task's profile and context)
 
     ARGV[1] client id   ARGV[2] status JSON (CANCELED)   ARGV[3] journal event JSON   ARGV[4] now (ms)
     ARGV[5] retention (s)   ARGV[6] journal retention (s)   ARGV[7] events channel   ARGV[8] cancel channel
@@ -20,6 +21,7 @@
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
+-- @include "task-index"
 
 local task = redis.call('HMGET', KEYS[1], 'cli', 'state', 'rev', 'id', 'prof')
 if task[1] ~= ARGV[1] then
@@ -47,7 +49,7 @@ redis.call('HSET', KEYS[1], 'state', 'TASK_STATE_CANCELED', 'rev', rev, 'st', AR
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[3])
 addStoredBytes(KEYS[1], KEYS[14], ARGV[1], task[5], statusBytes, #ARGV[3])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[4], taskId)
+indexTask(KEYS[4], KEYS[17], taskId, ARGV[4])
 redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
 redis.call('SREM', KEYS[5], taskId)
 redis.call('SREM', KEYS[6], taskId)
@@ -57,5 +59,5 @@ if redis.call('ZREM', KEYS[15], taskId) == 1 and redis.call('ZCARD', KEYS[15]) =
   redis.call('SREM', KEYS[16], ARGV[1])
 end
 scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[5], ARGV[6])
-redis.call('PUBLISH', ARGV[7], taskId .. ' TASK_STATE_CANCELED')
+notifyChange(ARGV[7], taskId, 'TASK_STATE_CANCELED', rev)
 return {1, rev}

@@ -1,6 +1,6 @@
 --[[
   Accepts a new task atomically: the dedup record of the client's messageId, the task, the run, their binding, the
-  first journal entry, the client's task index, the run-queue entry and the stored-bytes counters are written together,
+  first journal entry, the client's task indexes, the run-queue entry and the stored-bytes counters are written together,
   or nothing is. Every check runs before the first write, so a refusal writes nothing.
   Check order: dedup (a retry of an accepted message is answered even at a limit), client record, worker liveness
   (Redis's own clock), client limit, profile quota, the client's interrupted tasks, the client's stored bytes, the
@@ -10,33 +10,36 @@
     KEYS[2]  client            HASH    client record (limit, revoked, maxbytes, maxint)
     KEYS[3]  clientActive      SET     the client's queued + running task ids
     KEYS[4]  profileActive     SET     the profile's queued + running task ids
-    KEYS[5]  dedup             STRING  "<contentHash>:<taskId>"
+    KEYS[5]  dedup             STRING  "<contentHash>:<taskId>" (of the client's messageId in this profile)
     KEYS[6]  task              HASH    the task view
     KEYS[7]  run               HASH    the run
     KEYS[8]  journal           STREAM  the task journal
-    KEYS[9]  clientTasks       ZSET    the client's task ids by status timestamp (ms)
+    KEYS[9]  clientTasks       ZSET    the client's task ids in the profile by status timestamp (ms)
     KEYS[10] queue             STREAM  the shard's run queue
     KEYS[11] pushConfigs       HASH    the task's push notification configs (an inline config is stored here)
     KEYS[12] clientInterrupted SET     the client's task ids in INPUT_REQUIRED or AUTH_REQUIRED
     KEYS[13] bytes             HASH    the shard's stored-bytes counters (client:<id>, profile:<name>)
+    KEYS[14] contextTasks      ZSET    the client's task ids in the profile and context, by status timestamp (ms)
 
     ARGV[1]  livenessSeconds (number)      ARGV[2]  profile quota (0 = none)
     ARGV[3]  content hash of the message   ARGV[4]  task id         ARGV[5]  run id
     ARGV[6]  context id                    ARGV[7]  client id       ARGV[8]  profile name
-    ARGV[9]  status JSON (SUBMITTED)       ARGV[10] history JSON (array)
-    ARGV[11] journal event JSON ({"task":…})  ARGV[12] now (ms, status timestamp)
-    ARGV[13] dedup TTL (s)                 ARGV[14] metadata JSON or ""
-    ARGV[15] inline push config id or ""  ARGV[16] inline push config JSON or ""
-    ARGV[17] the client's stored-bytes budget when its record has none (bytes, 0 = none)
-    ARGV[18] the profile's stored-bytes budget (bytes, 0 = none)
-    ARGV[19] the client's interrupted-task limit when its record has none (0 = none)
+    ARGV[9]  status JSON (SUBMITTED)       ARGV[10] message JSON as stored (with taskId and contextId): sent once, the
+             history and the journal's first event are built from it here
+    ARGV[11] now (ms, status timestamp)    ARGV[12] dedup TTL (s)   ARGV[13] metadata JSON or ""
+    ARGV[14] inline push config id or ""  ARGV[15] inline push config JSON or ""
+    ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
+    ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
+    ARGV[18] the client's interrupted-task limit when its record has none (0 = none)
 
-  Returns: {1, taskId} created; {0, taskId} same messageId and content seen before (nothing written);
+  Returns: {1, taskId} created (the task is exactly what ARGV describes, at revision 1: the caller answers from it);
+           {0, taskId} same messageId and content seen before in this profile (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
            -5 client unknown or revoked; -6 the client's stored bytes would pass its budget; -7 the profile's stored
            bytes would pass its budget; -8 the client has as many interrupted tasks as its limit allows
 ]]
 -- @include "stored-bytes"
+-- @include "task-index"
 
 local seen = redis.call('GET', KEYS[5])
 if seen then
@@ -68,19 +71,28 @@ if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
   return -3
 end
 
-local interruptedLimit = tonumber(client[4] or ARGV[19])
+local interruptedLimit = tonumber(client[4] or ARGV[18])
 if interruptedLimit > 0 and redis.call('SCARD', KEYS[12]) >= interruptedLimit then
   return -8
 end
 
+-- the journal's first event is the whole task, built from the parts sent once
+local hist = '[' .. ARGV[10] .. ']'
+local meta = ''
+if ARGV[13] ~= '' then
+  meta = ',"metadata":' .. ARGV[13]
+end
+local event = '{"task":{"id":"' .. ARGV[4] .. '","contextId":' .. cjson.encode(ARGV[6]) .. ',"status":' .. ARGV[9]
+  .. ',"history":' .. hist .. meta .. '}}'
+
 -- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, the journal entry, and the
 -- task's fixed charge for its keys and bookkeeping
-local taskBytes = TASK_OVERHEAD_BYTES + #ARGV[9] + #ARGV[10] + 2 + #ARGV[14] + #ARGV[16]
-local journalBytes = #ARGV[11]
-if overBudget(KEYS[13], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[17]), taskBytes + journalBytes) then
+local taskBytes = TASK_OVERHEAD_BYTES + #ARGV[9] + #hist + 2 + #ARGV[13] + #ARGV[15]
+local journalBytes = #event
+if overBudget(KEYS[13], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[16]), taskBytes + journalBytes) then
   return -6
 end
-if overBudget(KEYS[13], 'profile:' .. ARGV[8], tonumber(ARGV[18]), taskBytes + journalBytes) then
+if overBudget(KEYS[13], 'profile:' .. ARGV[8], tonumber(ARGV[17]), taskBytes + journalBytes) then
   return -7
 end
 
@@ -90,18 +102,18 @@ local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 
 redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
   'entry', entry)
 redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
-  'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', ARGV[10], 'arts', '[]', 'ts', ARGV[12],
-  'created', ARGV[12], 'bytes', taskBytes, 'jbytes', journalBytes)
-if ARGV[14] ~= '' then
-  redis.call('HSET', KEYS[6], 'meta', ARGV[14])
+  'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', hist, 'arts', '[]', 'ts', ARGV[11],
+  'created', ARGV[11], 'bytes', taskBytes, 'jbytes', journalBytes)
+if ARGV[13] ~= '' then
+  redis.call('HSET', KEYS[6], 'meta', ARGV[13])
 end
-redis.call('XADD', KEYS[8], '*', 'rev', 1, 'ev', ARGV[11])
-redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[13])
+redis.call('XADD', KEYS[8], '*', 'rev', 1, 'ev', event)
+redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[12])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
-redis.call('ZADD', KEYS[9], ARGV[12], taskId)
-if ARGV[15] ~= '' then
-  redis.call('HSET', KEYS[11], ARGV[15], ARGV[16])
+indexTask(KEYS[9], KEYS[14], taskId, ARGV[11])
+if ARGV[14] ~= '' then
+  redis.call('HSET', KEYS[11], ARGV[14], ARGV[15])
 end
 countBytes(KEYS[13], ARGV[7], ARGV[8], taskBytes + journalBytes)
 return {1, taskId}

@@ -5,8 +5,8 @@
   bytes given back to its client's and profile's counters in the same step, so that they never drift.
 
     KEYS[1] purge (ZSET task id -> next deletion step, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
-    KEYS[5] pushConfigs   KEYS[6] pushQueue   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client)
-    KEYS[9] bytes (HASH of the shard's stored-bytes counters)
+    KEYS[5] pushConfigs   KEYS[6] pushQueue   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client and
+    profile)   KEYS[9] bytes (HASH of the shard's stored-bytes counters)   KEYS[10] contextTasks (of its context)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it; "" when the task is gone)
 
   Returns: 2 the task is deleted; 1 its journal is deleted and the task rescheduled; 0 a stale member (the task is
@@ -15,6 +15,7 @@
 ]]
 -- @include "stored-bytes"
 -- @include "task-endings"
+-- @include "task-index"
 
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due then
@@ -50,6 +51,6 @@ end
 countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
 redis.call('ZREM', KEYS[7], ARGV[1])
-redis.call('ZREM', KEYS[8], ARGV[1])
+unindexTask(KEYS[8], KEYS[10], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 2

@@ -6,7 +6,7 @@
 
     KEYS[1] inputDue (ZSET task id -> input timeout, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
     KEYS[5] clientTasks   KEYS[6] clientInterrupted (SET)   KEYS[7] purge (ZSET)   KEYS[8] bytes (HASH)
-    KEYS[9] pushConfigs   KEYS[10] pushQueue   KEYS[11] pushReady
+    KEYS[9] pushConfigs   KEYS[10] pushQueue   KEYS[11] pushReady   KEYS[12] contextTasks (of the task's context)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it)   ARGV[3] status JSON (FAILED)
     ARGV[4] journal event JSON   ARGV[5] now (ms, status timestamp)   ARGV[6] retention (s)
     ARGV[7] journal retention (s)   ARGV[8] events channel
@@ -18,6 +18,7 @@
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
+-- @include "task-index"
 
 local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due then
@@ -41,9 +42,9 @@ redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_FAILED', 'rev', rev, 'st', ARGV
 redis.call('XADD', KEYS[4], '*', 'rev', rev, 'ev', ARGV[4])
 addStoredBytes(KEYS[2], KEYS[8], task[2], task[3], statusBytes, #ARGV[4])
 enqueueDeliveries(KEYS[9], KEYS[10], KEYS[11], ARGV[1], rev, ARGV[4])
-redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
+indexTask(KEYS[5], KEYS[12], ARGV[1], ARGV[5])
 redis.call('HSET', KEYS[3], 'state', 'done', 'owner', '', 'lease', 0)
 leaveInterrupted(KEYS[6], KEYS[1], ARGV[1])
 scheduleDeletion(KEYS[2], KEYS[7], ARGV[1], ARGV[6], ARGV[7])
-redis.call('PUBLISH', ARGV[8], ARGV[1] .. ' TASK_STATE_FAILED')
+notifyChange(ARGV[8], ARGV[1], 'TASK_STATE_FAILED', rev)
 return {1, rev}
