@@ -15,6 +15,7 @@ import {
   type StreamOperation,
   type UnaryMethod,
 } from "./operations/index.ts";
+import { traceStream } from "./request-span.ts";
 import type { RequestAccount } from "./request-steps.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 import type { TaskStreamSource } from "./task-stream.ts";
@@ -77,6 +78,7 @@ export async function runOperation<M extends A2aMethod>(
     requestId: context.nextRequestId(),
     startedAt: account.startedAt,
     signal: deadline.signal,
+    span: account.span,
   };
   if (isStreamMethod(method)) {
     const pending = source(method, call as OperationCall<typeof method>);
@@ -91,7 +93,8 @@ export async function runOperation<M extends A2aMethod>(
     deadline.clear();
     const sink = new SseEventSink(context, framing, checked.request.signal, checked.client.id);
     opened.open(sink);
-    account.answered(0, undefined);
+    traceStream(account.span, sink, opened.taskId);
+    account.answered(0, undefined, { taskId: opened.taskId, contextId: opened.contextId });
     return { stream: sink.response };
   }
   const result = await deadline.bound(run(method as UnaryMethod, call as OperationCall<UnaryMethod>));

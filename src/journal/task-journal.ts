@@ -62,6 +62,8 @@ export interface AcceptInput {
    * `id` (or with an empty one) its id is the task id, as the official SDKs assign it.
    */
   pushConfig?: TaskPushNotificationConfig | undefined;
+  /** W3C Trace Context of the request, stored with the run so that its worker continues the trace ("" or absent: none). */
+  traceContext?: string | undefined;
 }
 
 export interface ResumeInput extends AcceptInput {
@@ -210,6 +212,7 @@ export class TaskJournal {
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,
           this.clientDefaults.maxInterruptedTasks,
+          input.traceContext ?? "",
         ],
       );
     } catch (error) {
@@ -283,6 +286,7 @@ export class TaskJournal {
           this.settings.maxPushConfigsPerTask ?? 10,
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,
+          input.traceContext ?? "",
         ],
       );
     } catch (error) {

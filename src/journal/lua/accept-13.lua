@@ -30,6 +30,7 @@
     ARGV[17] the client's stored-bytes budget when its record has none (bytes, 0 = none)
     ARGV[18] the profile's stored-bytes budget (bytes, 0 = none)
     ARGV[19] the client's interrupted-task limit when its record has none (0 = none)
+    ARGV[20] the request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
 
   Returns: {1, taskId} created; {0, taskId} same messageId and content seen before (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
@@ -87,7 +88,7 @@ end
 local taskId = ARGV[4]
 local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7])
 redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
-  'entry', entry)
+  'entry', entry, 'trace', ARGV[20])
 redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', ARGV[10], 'arts', '[]', 'ts', ARGV[12],
   'created', ARGV[12], 'bytes', taskBytes, 'jbytes', journalBytes)

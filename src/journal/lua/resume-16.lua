@@ -18,6 +18,7 @@
     ARGV[13] inline push config id or ""   ARGV[14] inline push config JSON or ""   ARGV[15] max push configs per task
     ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
+    ARGV[18] the follow-up request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
 
   Returns: {1, taskId, rev} resumed; {0, taskId} same messageId and content seen before (nothing written);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
@@ -99,7 +100,8 @@ else
 end
 local runId = redis.call('HGET', KEYS[7], 'id')
 local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5])
-redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0)
+redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0,
+  'trace', ARGV[18])
 redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])
 redis.call('PERSIST', KEYS[8])
 if ARGV[13] ~= '' then

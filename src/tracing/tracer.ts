@@ -1,0 +1,62 @@
+// The runtime's tracer and the few span helpers every area shares. Without a registered provider (tracing off) the
+// API hands out no-op spans: `tracing()` is false and callers skip the work that only feeds a span.
+import {
+  type Attributes,
+  type Context,
+  context,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import { ATTR_ERROR_TYPE, TRACER_NAME } from "./attributes.ts";
+
+let enabled = false;
+
+/** Marks this process as exporting spans (set by startTracing once its provider is registered). */
+export function setTracing(on: boolean): void {
+  enabled = on;
+}
+
+/** True when this process registered a tracer provider: spans are real and may be recorded. */
+export function tracing(): boolean {
+  return enabled;
+}
+
+/** The runtime's tracer (a proxy: no-op until a provider is registered). */
+export function runtimeTracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
+
+/** The context whose active span is `span` (a root context when there is none). */
+export function contextOf(span: Span | undefined): Context {
+  return span === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, span);
+}
+
+/** Starts a span under `parent` (a span, or a context such as one read from a stored carrier). */
+export function startSpan(
+  name: string,
+  parent: Span | Context | undefined,
+  options: { kind?: SpanKind; attributes?: Attributes; startTime?: number } = {},
+): Span {
+  const parentContext = parent === undefined || "spanContext" in parent ? contextOf(parent) : parent;
+  return runtimeTracer().startSpan(name, options, parentContext);
+}
+
+/** Runs `work` with `span` active, so that spans made inside (a handler's own, a model call's) become its children. */
+export function withSpan<T>(span: Span, work: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), work);
+}
+
+/** Marks the span failed: `error.type` (a low-cardinality name) and an ERROR status; the message stays out. */
+export function failSpan(span: Span, errorType: string): void {
+  span.setAttribute(ATTR_ERROR_TYPE, errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** The error's class name, or `_OTHER`: what `error.type` names for an exception. */
+export function errorTypeOf(error: unknown): string {
+  return error instanceof Error && error.name !== "" && error.name !== "Error" ? error.name : "_OTHER";
+}
