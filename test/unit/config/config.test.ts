@@ -238,8 +238,8 @@ describe("environment", () => {
     expect(rows.some((row) => row.path.startsWith("profiles"))).toBe(false);
     for (const row of rows) expect(row.description).not.toBe("");
     const defaults = loadConfig({ env: {} });
-    const scalarKeys = (["server", "worker", "redis", "clients", "push", "log", "tracing"] as const).flatMap((section) =>
-      Object.keys(defaults[section]).map((key) => `${section}.${key}`),
+    const scalarKeys = (["server", "worker", "redis", "clients", "push", "log", "tracing"] as const).flatMap(
+      (section) => Object.keys(defaults[section]).map((key) => `${section}.${key}`),
     );
     expect(new Set(rows.map((row) => row.path))).toEqual(new Set([...scalarKeys, "handlers"]));
   });
