@@ -7,6 +7,7 @@ import {
   ROOT_CONTEXT,
   type Span,
   type SpanKind,
+  type SpanOptions,
   SpanStatusCode,
   type Tracer,
   trace,
@@ -59,4 +60,25 @@ export function failSpan(span: Span, errorType: string): void {
 /** The error's class name, or `_OTHER`: what `error.type` names for an exception. */
 export function errorTypeOf(error: unknown): string {
   return error instanceof Error && error.name !== "" && error.name !== "Error" ? error.name : "_OTHER";
+}
+
+/**
+ * Runs `work` in a new span, active while it runs (spans made inside become its children), under `parent` (default:
+ * the active context). A throw marks the span failed and is rethrown; the span ends either way.
+ */
+export async function inSpan<T>(
+  name: string,
+  options: SpanOptions,
+  work: (span: Span) => Promise<T>,
+  parent: Context = context.active(),
+): Promise<T> {
+  const span = runtimeTracer().startSpan(name, options, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), () => work(span));
+  } catch (error) {
+    failSpan(span, errorTypeOf(error));
+    throw error;
+  } finally {
+    span.end();
+  }
 }
