@@ -21,6 +21,7 @@ import {
 } from "../multi/installation.ts";
 
 const SERVER = 2;
+const CLIENT = 3;
 const CONSUMER = 5;
 const TRACED_PROFILE = {
   name: "traced",
@@ -36,15 +37,61 @@ let inst: Installation;
 let gateway: Running & { url: string };
 let work: Running;
 let key: string;
+let llm: ReturnType<typeof Bun.serve>;
+const modelBodies: { stream_options?: { include_usage?: boolean } }[] = [];
+
+/** A fake OpenAI-compatible endpoint: first a call of the `clock` tool, then the answer; tokens in a last chunk. */
+function fakeModel(): ReturnType<typeof Bun.serve> {
+  return Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { messages: { role: string }[]; stream_options?: object };
+      modelBodies.push(body);
+      const called = body.messages.some((m) => m.role === "tool");
+      const model = "fake-model-2026";
+      const chunks = called
+        ? [
+            { model, choices: [{ index: 0, delta: { content: "It is late." } }] },
+            { model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+            { model, choices: [], usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 } },
+          ]
+        : [
+            {
+              model,
+              choices: [
+                {
+                  index: 0,
+                  delta: { tool_calls: [{ index: 0, id: "call-1", type: "function", function: { name: "clock" } }] },
+                },
+              ],
+            },
+            { model, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+            { model, choices: [], usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 } },
+          ];
+      const text = `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
+      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+}
 
 beforeAll(async () => {
   receiver = startOtlpReceiver();
+  llm = fakeModel();
+  const assistant = {
+    name: "assistant",
+    handler: "llm",
+    description: "You are a helpful assistant.",
+    skill: { id: "assist", name: "Assistant", description: "Answers questions." },
+    llm: { baseUrl: `http://127.0.0.1:${llm.port}/v1`, model: "fake-model", apiKeyEnv: "TRACES_LLM_KEY", maxSteps: 4 },
+    tools: ["clock"],
+  };
   dir = mkdtempSync(join(tmpdir(), "a2a-traces-"));
   const config = join(dir, "config.json");
   const handler = new URL("./traced-handler.ts", import.meta.url).pathname;
   writeFileSync(
     config,
-    JSON.stringify({ profiles: [ECHO_PROFILE, FAULTS_PROFILE, TRACED_PROFILE], handlers: [handler] }),
+    JSON.stringify({ profiles: [ECHO_PROFILE, FAULTS_PROFILE, TRACED_PROFILE, assistant], handlers: [handler] }),
   );
   server = await startRedis();
   inst = await installation({
@@ -56,6 +103,7 @@ beforeAll(async () => {
       A2A_TRACING_SERVICE_NAME: "traces-test",
       // The batch processor exports every 100 ms instead of every 5 s (the SDK reads this variable itself).
       OTEL_BSP_SCHEDULE_DELAY: "100",
+      TRACES_LLM_KEY: "sk-test-traces",
     },
   });
   [gateway, work] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
@@ -66,6 +114,7 @@ afterAll(async () => {
   await inst?.close();
   await server?.stop();
   receiver?.stop();
+  llm?.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
@@ -78,20 +127,20 @@ function inTrace(traceId: string): ReceivedSpan[] {
 }
 
 /** Waits until the trace holds a span matching each predicate; returns them in order. */
-async function spansOf(
+async function spansOf<K extends string>(
   traceId: string,
-  wanted: Record<string, (span: ReceivedSpan) => boolean>,
-): Promise<Record<string, ReceivedSpan>> {
+  wanted: Record<K, (span: ReceivedSpan) => boolean>,
+): Promise<Record<K, ReceivedSpan>> {
   return await waitFor(
     async () => {
       const spans = inTrace(traceId);
-      const found: Record<string, ReceivedSpan> = {};
-      for (const [name, matches] of Object.entries(wanted)) {
-        const span = spans.find(matches);
+      const found: Partial<Record<K, ReceivedSpan>> = {};
+      for (const name of Object.keys(wanted) as K[]) {
+        const span = spans.find(wanted[name]);
         if (span === undefined) return undefined;
         found[name] = span;
       }
-      return found;
+      return found as Record<K, ReceivedSpan>;
     },
     20_000,
     () =>
@@ -235,4 +284,49 @@ describe("one trace from the client's request to the worker's handler", () => {
     expect(retry?.attributes["a2a.run.outcome"]).toBe("canceled");
     expect(retry?.attributes["a2a.task.id"]).toBe(taskId);
   }, 60_000);
+
+  test("the llm handler's model calls are GenAI client spans, its tool call an execute_tool span", async () => {
+    const traceId = hex(16);
+    const answer = await rpc(
+      gateway.url,
+      "SendMessage",
+      { message: message("What time is it?") },
+      { key, profile: "assistant", headers: { traceparent: `00-${traceId}-${hex(8)}-01` } },
+    );
+    expect(answer.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    // While tracing, the model is asked for its token counts.
+    expect(modelBodies.at(-1)?.stream_options).toEqual({ include_usage: true });
+    const { leg, tool } = await spansOf(traceId, {
+      leg: named("invoke_agent assistant"),
+      tool: named("execute_tool clock"),
+      second: (span) => span.name === "chat fake-model" && span.attributes["gen_ai.usage.input_tokens"] === 30,
+    });
+    const calls = inTrace(traceId).filter(named("chat fake-model"));
+    expect(calls.map((span) => span.attributes)).toEqual([
+      {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "fake-model",
+        "gen_ai.response.model": "fake-model-2026",
+        "gen_ai.response.finish_reasons": ["tool_calls"],
+        "gen_ai.usage.input_tokens": 20,
+        "gen_ai.usage.output_tokens": 7,
+      },
+      {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "fake-model",
+        "gen_ai.response.model": "fake-model-2026",
+        "gen_ai.response.finish_reasons": ["stop"],
+        "gen_ai.usage.input_tokens": 30,
+        "gen_ai.usage.output_tokens": 4,
+      },
+    ]);
+    for (const call of calls) {
+      expect(call.kind).toBe(CLIENT);
+      expect(call.parentSpanId).toBe(leg?.spanId);
+    }
+    expect(tool?.parentSpanId).toBe(leg?.spanId);
+    expect(tool?.attributes).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "clock" });
+  });
 });
