@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,profile]`: starts its own
+// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,tracing,profile]`: starts its own
 // redis-server on a free loopback port (and PostgreSQL, for the durable SDK peers), runs every scenario side by side
 // with its peers, and writes BENCHMARKS.md (with --only, the chosen sections are printed and BENCHMARKS.md is left alone
 // unless --out is given). Every driver is bounded.
@@ -16,6 +16,7 @@ import { notMeasured, type Section } from "../test/load/results.ts";
 import { runsScenario } from "../test/load/runs-scenario.ts";
 import { STREAMING_TARGETS, streamingScenario } from "../test/load/streaming-scenario.ts";
 import { streamsScenario } from "../test/load/streams-scenario.ts";
+import { tracingScenario } from "../test/load/tracing-scenario.ts";
 import { machine, versions } from "../test/load/versions.ts";
 import { startRedis } from "../test/support/redis.ts";
 
@@ -61,6 +62,11 @@ const SCENARIOS: Record<
     title: "7. ListTasks: 100, 10,000 and 100,000 tasks per client",
     targets: LIST_TARGETS,
     run: listScenario,
+  },
+  tracing: {
+    title: "8. Tracing cost: accept and blocking with tracing off and on (100% sampled)",
+    targets: [],
+    run: tracingScenario,
   },
 };
 

@@ -26,9 +26,12 @@ export function tracing(): boolean {
   return enabled;
 }
 
-/** The runtime's tracer (a proxy: no-op until a provider is registered). */
+/** Made once: with tracing off, asking the API for a tracer would allocate a proxy on every call. */
+const IDLE_TRACER = trace.getTracer(TRACER_NAME);
+
+/** The runtime's tracer: the registered provider's, or the API's no-op one while tracing is off. */
 export function runtimeTracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  return enabled ? trace.getTracer(TRACER_NAME) : IDLE_TRACER;
 }
 
 /** The context whose active span is `span` (a root context when there is none). */

@@ -17,7 +17,10 @@ export interface ReceivedSpan {
 
 export interface OtlpReceiver {
   readonly url: string;
+  /** Every span received, unless started with `keep: false`. */
   readonly spans: ReceivedSpan[];
+  /** How many spans were received. */
+  readonly count: number;
   /** Export requests that were not OTLP/JSON (they would fail the test). */
   readonly refused: string[];
   stop(): void;
@@ -66,7 +69,10 @@ interface ExportRequest {
   }[];
 }
 
-export function startOtlpReceiver(): OtlpReceiver {
+/** Starts the receiver; `keep: false` only counts the spans (a benchmark's sink). */
+export function startOtlpReceiver(options: { keep?: boolean } = {}): OtlpReceiver {
+  const keep = options.keep ?? true;
+  let count = 0;
   const spans: ReceivedSpan[] = [];
   const refused: string[] = [];
   const server = Bun.serve({
@@ -82,6 +88,8 @@ export function startOtlpReceiver(): OtlpReceiver {
       for (const resource of body.resourceSpans ?? []) {
         const service = record(resource.resource?.attributes)["service.name"];
         for (const scope of resource.scopeSpans ?? []) {
+          count += scope.spans?.length ?? 0;
+          if (!keep) continue;
           for (const span of scope.spans ?? []) {
             spans.push({
               traceId: span.traceId,
@@ -99,5 +107,13 @@ export function startOtlpReceiver(): OtlpReceiver {
       return Response.json({});
     },
   });
-  return { url: `http://127.0.0.1:${server.port}/v1/traces`, spans, refused, stop: () => server.stop(true) };
+  return {
+    url: `http://127.0.0.1:${server.port}/v1/traces`,
+    spans,
+    get count() {
+      return count;
+    },
+    refused,
+    stop: () => server.stop(true),
+  };
 }

@@ -249,6 +249,33 @@ describe("one trace from the client's request to the worker's handler", () => {
     expect(own?.parentSpanId).toBe(leg?.spanId);
   });
 
+  test("a follow-up to an INPUT_REQUIRED task runs its next leg in the follow-up's trace", async () => {
+    const [first, second] = [hex(16), hex(16)];
+    const asked = await rpc(
+      gateway.url,
+      "SendMessage",
+      { message: message("[input] hello") },
+      { key, headers: { traceparent: `00-${first}-${hex(8)}-01` } },
+    );
+    const task = asked.body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const followUpSpanId = hex(8);
+    const answered = await rpc(
+      gateway.url,
+      "SendMessage",
+      { message: message("more", { taskId: task.id, contextId: task.contextId }) },
+      { key, headers: { traceparent: `00-${second}-${followUpSpanId}-01` } },
+    );
+    expect(answered.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    const before = await spansOf(first, { run: named("a2a.run") });
+    expect(before.run.attributes["a2a.run.outcome"]).toBe("input_required");
+    const after = await spansOf(second, { server: named("SendMessage"), run: named("a2a.run") });
+    expect(after.server.parentSpanId).toBe(followUpSpanId);
+    expect(after.server.attributes["a2a.task.id"]).toBe(task.id);
+    expect(after.run.parentSpanId).toBe(after.server.spanId);
+    expect(after.run.attributes).toMatchObject({ "a2a.task.id": task.id, "a2a.run.outcome": "completed" });
+  });
+
   test("a run reclaimed after its worker was killed continues the same trace", async () => {
     const traceId = hex(16);
     const clientSpanId = hex(8);
