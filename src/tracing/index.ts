@@ -3,4 +3,4 @@
 export * as attributes from "./attributes.ts";
 export { carrierOf, contextFromCarrier, contextFromHeaders, injectHeaders } from "./carrier.ts";
 export { startTracing, type TracingHandle } from "./setup.ts";
-export { contextOf, errorTypeOf, failSpan, inSpan, runtimeTracer, startSpan, tracing, withSpan } from "./tracer.ts";
+export { contextOf, errorTypeOf, failSpan, inSpan, runtimeTracer, startSpan, tracing } from "./tracer.ts";

@@ -49,11 +49,6 @@ export function startSpan(
   return runtimeTracer().startSpan(name, options, parentContext);
 }
 
-/** Runs `work` with `span` active, so that spans made inside (a handler's own, a model call's) become its children. */
-export function withSpan<T>(span: Span, work: () => T): T {
-  return context.with(trace.setSpan(context.active(), span), work);
-}
-
 /** Marks the span failed: `error.type` (a low-cardinality name) and an ERROR status; the message stays out. */
 export function failSpan(span: Span, errorType: string): void {
   span.setAttribute(ATTR_ERROR_TYPE, errorType);
