@@ -1,8 +1,10 @@
 // The names this runtime's spans carry: the OpenTelemetry A2A and GenAI semantic conventions (development status, so
-// kept here rather than imported from the package's incubating entry), and the runtime's own `a2a.*` additions.
-import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
+// kept here rather than imported from the package's incubating entry), and the runtime's own `a2a.*` additions. The
+// stable names come from @opentelemetry/semantic-conventions where the SDK is loaded (setup.ts); the one every process
+// needs is repeated here, because importing that package costs a process start ~0.1 s and a few MiB.
 
-export { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION };
+/** The stable `error.type` (ATTR_ERROR_TYPE of @opentelemetry/semantic-conventions). */
+export const ATTR_ERROR_TYPE = "error.type";
 
 /** The instrumentation scope of every span the runtime makes. */
 export const TRACER_NAME = "a2a-runtime";

@@ -4,7 +4,6 @@
 import { context, propagation, trace } from "@opentelemetry/api";
 import packageJson from "../../package.json" with { type: "json" };
 import type { TracingConfig } from "../config/index.ts";
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "./attributes.ts";
 import { setTracing } from "./tracer.ts";
 
 export interface TracingHandle {
@@ -21,14 +20,21 @@ const OFF: TracingHandle = { enabled: false, flush: async () => {}, shutdown: as
 let started: Promise<TracingHandle> | undefined;
 
 async function register(config: TracingConfig): Promise<TracingHandle> {
-  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, sdk, { OTLPTraceExporter }, resources] =
-    await Promise.all([
-      import("@opentelemetry/context-async-hooks"),
-      import("@opentelemetry/core"),
-      import("@opentelemetry/sdk-trace-base"),
-      import("@opentelemetry/exporter-trace-otlp-http"),
-      import("@opentelemetry/resources"),
-    ]);
+  const [
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator },
+    sdk,
+    { OTLPTraceExporter },
+    resources,
+    { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION },
+  ] = await Promise.all([
+    import("@opentelemetry/context-async-hooks"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/semantic-conventions"),
+  ]);
   // Without a url the exporter reads OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT itself.
   const exporter = new OTLPTraceExporter(config.endpoint === "" ? {} : { url: config.endpoint });
   const provider = new sdk.BasicTracerProvider({
