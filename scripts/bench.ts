@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,durability,profile]`: starts its own
+// `npm run bench [-- --quick] [-- --only accept,blocking,runs,streams,cost,streaming,list,durability,tracing,profile]`: starts its own
 // redis-server on a free loopback port (and PostgreSQL, for the durable SDK peers), runs every scenario side by side
 // with its peers, and writes BENCHMARKS.md (with --only, the chosen sections are printed and BENCHMARKS.md is left alone
 // unless --out is given). Every driver is bounded.
@@ -17,6 +17,7 @@ import { notMeasured, type Section } from "../test/load/results.ts";
 import { runsScenario } from "../test/load/runs-scenario.ts";
 import { STREAMING_TARGETS, streamingScenario } from "../test/load/streaming-scenario.ts";
 import { streamsScenario } from "../test/load/streams-scenario.ts";
+import { tracingScenario } from "../test/load/tracing-scenario.ts";
 import { machine, versions } from "../test/load/versions.ts";
 import { startRedis } from "../test/support/redis.ts";
 
@@ -67,6 +68,11 @@ const SCENARIOS: Record<
     title: DURABILITY_TITLE,
     targets: [],
     run: durabilityScenario,
+  },
+  tracing: {
+    title: "9. Tracing cost: accept and blocking with tracing off and on (100% sampled)",
+    targets: [],
+    run: tracingScenario,
   },
 };
 

@@ -8,6 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type Config, ConfigSchema } from "../config/index.ts";
 import { createLogger, wantsPrettyLogs } from "../log.ts";
+import { startTracing, type TracingHandle } from "../tracing/index.ts";
 import { Actor } from "./actor.ts";
 import { actorPipeFrom } from "./actor-pipe.ts";
 import { resolveApiKeys } from "./api-keys.ts";
@@ -20,7 +21,14 @@ import { RUNTIME_VERSION } from "./version.ts";
 
 const ActorStartSchema = Type.Object({ config: ConfigSchema, handlerModules: Type.Array(Type.String()) });
 
-async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetrics; config: Config }> {
+interface Started {
+  actor: Actor;
+  metrics: ActorMetrics;
+  config: Config;
+  tracing: TracingHandle;
+}
+
+async function start(line: string): Promise<Started> {
   const parsed: unknown = JSON.parse(line);
   if (!Value.Check(ActorStartSchema, parsed)) {
     const first = [...Value.Errors(ActorStartSchema, parsed)][0];
@@ -28,6 +36,7 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
   }
   const { config, handlerModules } = parsed as ActorStart;
   const logger = createLogger("actor", config.log.level, { pretty: wantsPrettyLogs(process.stderr, process.env) });
+  const tracing = await startTracing(config.tracing);
   const loaded = await loadProfileHandlers(handlerModules, config.profiles);
   // Supervised, each handler says when it runs: the supervisor does not count the exit of an actor killed by a run.
   const handlers = pipe ? new HandlerActivity(pipe).wrap(loaded) : loaded;
@@ -51,7 +60,7 @@ async function start(line: string): Promise<{ actor: Actor; metrics: ActorMetric
     env: process.env,
     metrics,
   });
-  return { actor, metrics, config };
+  return { actor, metrics, config, tracing };
 }
 
 /** Reports metric snapshots on the pipe when the supervisor serves metrics; returns the function that stops it. */
@@ -88,7 +97,7 @@ lines.on("line", (line) => {
   }
   starting = true;
   start(line)
-    .then(async ({ actor: started, metrics, config }) => {
+    .then(async ({ actor: started, metrics, config, tracing }) => {
       actor = started;
       // Loaded (handler modules included): from now on the watchdog allows only worker.stallSeconds of silence, and
       // an exit counts as idle, not as a failed start. Written before any work begins (a heartbeat shows it was).
@@ -97,6 +106,7 @@ lines.on("line", (line) => {
       if (pendingDrain) started.drain(...pendingDrain);
       await started.run();
       await stopReporting();
+      await tracing.flush().catch(() => {});
       process.exit(0);
     })
     .catch((error: unknown) => {

@@ -27,6 +27,7 @@ import { Workspace } from "./handlers/workspace.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { profileGuardrails } from "./output-check.ts";
+import { RunTrace } from "./run-trace.ts";
 import { LeaseLostError, RunWriter } from "./run-writer.ts";
 
 /** One entry of a shard's run queue. */
@@ -108,6 +109,7 @@ interface LegEnd {
   readonly claim: Claim;
   /** The oldest deferred run read with the entry's acknowledgement; null: none; undefined: not read (look it up). */
   oldestDeferred: string | null | undefined;
+  readonly trace: RunTrace;
 }
 
 interface RunControl {
@@ -145,7 +147,7 @@ export class RunExecutor {
     const key = `${entry.shard}/${entry.id}`;
     if (this.entries.has(key)) return Promise.resolve();
     this.entries.add(key);
-    const done: Promise<void> = this.process(entry)
+    const done: Promise<void> = this.traced(entry)
       .catch((error: unknown) => {
         this.o.logger.error(
           { err: error, taskId: entry.taskId, entry: entry.id },
@@ -189,7 +191,17 @@ export class RunExecutor {
     control.controller.abort(new RunAbortedError(reason));
   }
 
-  private async process(entry: QueueEntry): Promise<void> {
+  /** Processes an entry in the span of its run (continuing the trace of the request that queued it). */
+  private async traced(entry: QueueEntry): Promise<void> {
+    const trace = await RunTrace.start(this.o.redis, this.o.keys, entry);
+    try {
+      await this.process(entry, trace);
+    } finally {
+      trace.end();
+    }
+  }
+
+  private async process(entry: QueueEntry, trace: RunTrace): Promise<void> {
     const { config, ledger, logger } = this.o;
     const log = logger.child({ taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
@@ -197,16 +209,19 @@ export class RunExecutor {
     let reported = false;
     const ended = (outcome: RunOutcome) => {
       if (!reported) this.o.onRun?.(outcome, startedAt);
+      if (!reported) trace.outcome(outcome);
       reported = true;
     };
-    const claim = await ledger.claim(
-      entry.shard,
-      entry.taskId,
-      entry.id,
-      this.o.consumer,
-      leaseMs,
-      config.worker.maxAttempts,
-      entry.clientId,
+    const claim = await trace.claim(() =>
+      ledger.claim(
+        entry.shard,
+        entry.taskId,
+        entry.id,
+        this.o.consumer,
+        leaseMs,
+        config.worker.maxAttempts,
+        entry.clientId,
+      ),
     );
     if (typeof claim === "string") {
       // A deferred entry is acknowledged by the claim itself; its run waits for one of its client's runs to end.
@@ -214,7 +229,7 @@ export class RunExecutor {
       log.debug({ refusal: claim }, "queue entry not claimed");
       return;
     }
-    const leg: LegEnd = { entry, claim, oldestDeferred: undefined };
+    const leg: LegEnd = { entry, claim, oldestDeferred: undefined, trace };
     try {
       await this.processClaimed(leg, startedAt, ended, log);
     } finally {
@@ -353,11 +368,11 @@ export class RunExecutor {
               ...(named ? { metadata: { refusedTool: tool } } : {}),
             }),
         });
-        const value = (await handler(built.ctx)) as HandlerResult | undefined;
+        const value = (await leg.trace.leg(profile.name, () => handler(built.ctx))) as HandlerResult | undefined;
         return value ?? built.requested();
       }, signal);
       clearTimeout(limit);
-      return await this.conclude(leg, profile, outcome, control, writer, sink, log);
+      return await leg.trace.transition(() => this.conclude(leg, profile, outcome, control, writer, sink, log));
     } finally {
       clearTimeout(limit);
       keeper.stop();

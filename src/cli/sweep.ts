@@ -2,6 +2,7 @@
 // consumers (cron). Each tick beats, reclaims expired leases, runs what is queued and applies retention.
 import { hostname } from "node:os";
 import type { Command } from "commander";
+import { startTracing } from "../tracing/index.ts";
 import { CommandError, EXIT_CONFIG } from "./command-error.ts";
 import type { CliContext } from "./context.ts";
 import { handlerModules } from "./handler-modules.ts";
@@ -26,6 +27,7 @@ export function registerSweep(program: Command, context: CliContext): void {
       } = await import("../actors/index.ts");
       const config = context.config();
       const logger = context.logger("sweep");
+      const tracing = await startTracing(config.tracing);
       // sweep runs the handlers in its own process: it loads them here (a failure is one line, exit code 78).
       const handlers = await loadProfileHandlers(handlerModules(config, options.handlers), config.profiles).catch(
         (error: unknown) => {
@@ -52,6 +54,7 @@ export function registerSweep(program: Command, context: CliContext): void {
         signal: stop.signal,
         env: context.env,
       });
+      await tracing.flush().catch(() => {});
       process.exit(code);
     });
 }

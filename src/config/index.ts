@@ -46,6 +46,8 @@ export {
   ServerSchema,
   type Skill,
   SkillSchema,
+  type TracingConfig,
+  TracingSchema,
   type WorkerConfig,
   WorkerSchema,
 } from "./schema.ts";

@@ -45,7 +45,10 @@ type EnvValueKind = "number" | "boolean" | "string" | "list";
 type EnvBinding = ConfigEnvironmentVariable & { segments: string[]; kind: EnvValueKind };
 
 /** Other names a key is read from, weaker than its A2A_* name and stronger than the file. */
-const ENV_ALIASES: Readonly<Record<string, readonly string[]>> = { "redis.url": ["REDIS_URL"] };
+const ENV_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  "redis.url": ["REDIS_URL"],
+  "tracing.serviceName": ["OTEL_SERVICE_NAME"],
+};
 
 /** `server.blockingWaitSeconds` → `A2A_SERVER_BLOCKING_WAIT_SECONDS`. */
 function envName(segments: readonly string[]): string {

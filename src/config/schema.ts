@@ -348,6 +348,39 @@ export const LogSchema = Type.Object(
 );
 export type LogConfig = Static<typeof LogSchema>;
 
+export const TracingSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description:
+        "Export OpenTelemetry traces over OTLP/HTTP (gateway, actors, sweep). Off: no tracer provider is registered " +
+        "and every span is the API's no-op.",
+    }),
+    endpoint: Type.String({
+      default: "",
+      description:
+        "OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces. Empty: the exporter's own choice: " +
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else " +
+        "http://localhost:4318/v1/traces.",
+    }),
+    samplingRatio: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      default: 1,
+      description:
+        "Share of new traces recorded, 0..1. A request that carries a traceparent follows its sampled flag, and a " +
+        "worker's spans follow the request's.",
+    }),
+    serviceName: Type.String({
+      minLength: 1,
+      default: "a2a-runtime",
+      description: "service.name of every span (also read from OTEL_SERVICE_NAME).",
+    }),
+  },
+  { additionalProperties: false, default: {}, description: "OpenTelemetry traces (see docs/tracing.md)." },
+);
+export type TracingConfig = Static<typeof TracingSchema>;
+
 const envVarName = (description: string) =>
   Type.String({
     pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
@@ -498,6 +531,7 @@ export const ConfigSchema = Type.Object(
     clients: ClientsSchema,
     push: PushSchema,
     log: LogSchema,
+    tracing: TracingSchema,
     handlers: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description:

@@ -63,6 +63,16 @@ export class GatewayMetrics {
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });
+  /** The OpenTelemetry A2A convention's `a2a.server.operation.duration`, in Prometheus naming. */
+  readonly operationSeconds = new Histogram({
+    name: "a2a_server_operation_duration_seconds",
+    help:
+      "Duration of A2A server operations (a stream: until it started), in seconds, by method, binding (JSONRPC, " +
+      "HTTP+JSON) and error type ('' on success): the OpenTelemetry A2A convention's a2a.server.operation.duration.",
+    labelNames: ["a2a_method_name", "a2a_protocol_binding", "error_type"] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
   readonly redisErrors = new Counter({
     name: "a2a_redis_errors_total",
     help: "Redis connection errors seen by this process, by connection.",

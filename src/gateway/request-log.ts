@@ -2,6 +2,7 @@
 // reason, and one `debug` log line (binding, method, profile, client id, task id, code, duration). Never logs credentials.
 import { A2aError, isA2aMethod, RefusalError } from "../protocol/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
+import { bindingName } from "./request-span.ts";
 
 /** The bindings a request can come by, as the metrics and the request log name them. */
 export type BindingName = "jsonrpc" | "rest" | "grpc";
@@ -16,6 +17,8 @@ export interface AnsweredRequest {
   /** 0 on success, else the error's JSON-RPC code (the error table's binding-neutral code). */
   code: number;
   error: unknown;
+  /** The failed call's `error.type` (the A2A error's name, `_OTHER` for an unexpected one); undefined on success. */
+  errorType?: string | undefined;
   /** performance.now() when the request arrived. */
   startedAt: number;
 }
@@ -45,6 +48,14 @@ export function recordRequest(context: GatewayContext, answered: AnsweredRequest
   const seconds = (performance.now() - answered.startedAt) / 1000;
   metrics.requests.inc({ binding: answered.binding, method, code: String(answered.code) });
   metrics.requestSeconds.observe({ binding: answered.binding, method }, seconds);
+  metrics.operationSeconds.observe(
+    {
+      a2a_method_name: method,
+      a2a_protocol_binding: bindingName(answered.binding),
+      error_type: answered.errorType ?? "",
+    },
+    seconds,
+  );
   const { error } = answered;
   if (error instanceof RefusalError) metrics.refusals.inc({ reason: error.reason });
   logger.debug(

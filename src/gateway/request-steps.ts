@@ -2,6 +2,7 @@
 // headers authenticate (no body is read for a request without a valid key), its permission on the profile, the
 // A2A-Version it asks for; after it, the params check of the method; and, once the request is answered, its metrics
 // and log line.
+import type { Span } from "@opentelemetry/api";
 import { clientRequestBurst } from "../config/index.ts";
 import { type ClientRecord, storeFailure } from "../journal/index.ts";
 import {
@@ -19,6 +20,7 @@ import {
 import { PROTOCOL_VERSION } from "./agent-card.ts";
 import type { GatewayContext, ProfileRuntime } from "./gateway-context.ts";
 import { type BindingName, recordRequest, taskIdOf } from "./request-log.ts";
+import { endRequestSpan, startRequestSpan } from "./request-span.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 
 /** What the request steps read of a request: its headers (gRPC metadata, for the gRPC binding) and its URL. */
@@ -93,11 +95,12 @@ export async function admitRequest(
   account: RequestAccount,
   served: readonly ServedVersion[] = SERVED_VERSIONS,
 ): Promise<ClientRecord> {
+  account.traceFrom(request.headers);
   const seconds = context.config.server.storeTimeoutSeconds;
   deadline.arm(seconds * 1000, seconds);
   const client = await admit(context, profile, request, deadline);
   account.clientId = client.id;
-  requestedVersion(request, served);
+  account.version = requestedVersion(request, served);
   return client;
 }
 
@@ -120,7 +123,11 @@ export class RequestAccount {
   method = "";
   clientId: string | undefined;
   params: unknown;
+  /** The A2A version the request asked for, once read. */
+  version: string | undefined;
   readonly startedAt = performance.now();
+  /** The call's SERVER span (tracing on, from the first shared step); ended when the request is answered. */
+  span: Span | undefined;
 
   constructor(
     private readonly context: GatewayContext,
@@ -128,8 +135,18 @@ export class RequestAccount {
     readonly binding: BindingName,
   ) {}
 
+  /** Starts the call's SERVER span under the caller's `traceparent` (nothing when tracing is off). */
+  traceFrom(headers: Headers): void {
+    this.span ??= startRequestSpan(headers, this.startedAt, this.binding, this.profile);
+  }
+
   /** Records the answer: `code` is 0 on success, else the error's JSON-RPC code (the error table's neutral code). */
-  answered(code: number, error: unknown, result?: unknown): void {
+  answered(code: number, error: unknown, result?: unknown, errorType?: string): void {
+    if (this.span !== undefined) {
+      const { method, version, params } = this;
+      endRequestSpan(this.span, { method, version, params, result, errorType });
+      this.span = undefined;
+    }
     recordRequest(this.context, {
       binding: this.binding,
       method: this.method,
@@ -138,6 +155,7 @@ export class RequestAccount {
       taskId: taskIdOf(this.params, result),
       code,
       error,
+      errorType,
       startedAt: this.startedAt,
     });
   }
@@ -149,7 +167,12 @@ export class RequestAccount {
       const { method, profile, binding } = this;
       this.context.logger.error({ err: error, binding, method, profile }, "request failed");
     }
-    this.answered(described.row.jsonRpcCode, error);
+    this.answered(
+      described.row.jsonRpcCode,
+      error,
+      undefined,
+      described.unexpected ? "_OTHER" : described.row.type.name,
+    );
     return described;
   }
 }

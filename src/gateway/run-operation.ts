@@ -15,6 +15,7 @@ import {
   type StreamOperation,
   type UnaryMethod,
 } from "./operations/index.ts";
+import { traceStream } from "./request-span.ts";
 import type { RequestAccount } from "./request-steps.ts";
 import type { StoreDeadline } from "./store-deadline.ts";
 import type { TaskStreamSource } from "./task-stream.ts";
@@ -76,6 +77,7 @@ export async function runOperation<M extends A2aMethod, S extends EventSink>(
     requestId: context.nextRequestId(),
     startedAt: account.startedAt,
     signal: deadline.signal,
+    span: account.span,
   };
   if (isStreamMethod(method)) {
     const pending = source(method, call as OperationCall<typeof method>);
@@ -90,7 +92,8 @@ export async function runOperation<M extends A2aMethod, S extends EventSink>(
     deadline.clear();
     const sink = sinkOf(checked.client.id);
     opened.open(sink);
-    account.answered(0, undefined);
+    traceStream(account.span, sink, opened.taskId);
+    account.answered(0, undefined, { taskId: opened.taskId, contextId: opened.contextId });
     return { sink };
   }
   const result = await deadline.bound(run(method as UnaryMethod, call as OperationCall<UnaryMethod>));

@@ -19,6 +19,7 @@ import {
   TaskJournal,
 } from "../journal/index.ts";
 import { createLogger, type Logger } from "../log.ts";
+import { startTracing } from "../tracing/index.ts";
 import { AgentCards } from "./agent-card.ts";
 import { createGatewayApp, routable } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
@@ -96,6 +97,7 @@ function cardSigner(config: Config, pem: string | undefined): CardSigner | undef
 /** Starts the gateway; rejects when Redis does not answer or a profile's inputSchema cannot be checked. */
 export async function startGateway(config: Config, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger("gateway", config.log.level);
+  const tracing = await startTracing(config.tracing);
   const profiles = profileRuntimes(config);
   const signer = cardSigner(config, options.cardSigningKey);
   let metrics: GatewayMetrics | undefined;
@@ -237,6 +239,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     await grpc?.stop(DRAIN_MS);
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
     closeRedis();
+    await tracing.flush().catch((error: unknown) => logger.warn({ err: error }, "spans not exported"));
     logger.info({ gatewayId }, "gateway stopped");
   };
   return {

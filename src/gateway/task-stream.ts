@@ -43,6 +43,7 @@ export interface TaskStreamInput {
 /** What a streaming operation resolves with: its binding opens it on a sink of its own framing. */
 export interface TaskStreamSource {
   readonly taskId: string;
+  readonly contextId: string;
   /** Sends the snapshot, then follows the task until a closing state; the sink's end releases the leases. Never throws. */
   open(sink: EventSink): void;
   /** Releases the leases of a source that will never be opened (its binding failed before it could open it). */
@@ -146,6 +147,7 @@ export function taskStreamSource(context: GatewayContext, input: TaskStreamInput
   let opened = false;
   return {
     taskId: input.snapshot.record.id,
+    contextId: input.snapshot.record.contextId,
     open(sink: EventSink): void {
       opened = true;
       sink.onEnd(() => void context.streamLeases.release(input.lease));

@@ -60,6 +60,8 @@ export interface AcceptInput {
    * a follow-up message.
    */
   pushConfig?: TaskPushNotificationConfig | undefined;
+  /** W3C Trace Context of the request, stored with the run so that its worker continues the trace ("" or absent: none). */
+  traceContext?: string | undefined;
 }
 
 export interface ResumeInput extends AcceptInput {
@@ -250,6 +252,7 @@ export class TaskJournal {
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,
           this.clientDefaults.maxInterruptedTasks,
+          input.traceContext ?? "",
         ],
       );
     } catch (error) {
@@ -333,6 +336,7 @@ export class TaskJournal {
           this.clientDefaults.maxStoredBytes,
           input.profileMaxStoredBytes ?? 0,
           contextId,
+          input.traceContext ?? "",
         ],
       );
     } catch (error) {

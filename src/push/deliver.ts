@@ -20,6 +20,8 @@ export interface Delivery {
   token?: string;
   /** The config's `authentication`, sent as `Authorization: <scheme> <credentials>`. */
   authentication?: AuthenticationInfo;
+  /** W3C Trace Context (`traceparent`, `tracestate`) of the delivery's span, sent as they are. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface DeliverDeps {
@@ -120,6 +122,7 @@ export async function deliverOnce(delivery: Delivery, deps: DeliverDeps): Promis
   const headers = {
     "content-type": WEBHOOK_CONTENT_TYPE,
     "user-agent": "a2a-runtime",
+    ...delivery.traceHeaders,
     ...own,
     ...signWebhook(delivery.id, Math.floor(now() / 1000), body, deps.secrets),
   };

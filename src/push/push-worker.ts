@@ -5,6 +5,7 @@ import type { Config } from "../config/index.ts";
 import { type DueDelivery, type KeySpace, PushOutbox, type RedisLike } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import { type DeliverDeps, type Delivery, type DeliveryOutcome, deliverOnce } from "./deliver.ts";
+import { traceDelivery } from "./delivery-trace.ts";
 import type { Connector } from "./http-connector.ts";
 import type { Resolver } from "./resolver.ts";
 import { type SettlementRules, settlementFor } from "./settlement.ts";
@@ -196,7 +197,10 @@ export class PushWorker {
     const notification: Delivery = { id: delivery.id, url: config.url, body: delivery.ev };
     if (config.token !== undefined) notification.token = config.token;
     if (config.authentication !== undefined) notification.authentication = config.authentication;
-    const outcome = await deliverOnce(notification, this.deliver);
+    const target = { shard, taskId, configId: delivery.cfg };
+    const outcome = await traceDelivery(this.deps.redis, this.deps.keys, target, notification, (traced) =>
+      deliverOnce(traced, this.deliver),
+    );
     await this.record(due, outcome, delivery.attempts + 1, ids);
   }
 

@@ -76,6 +76,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       "0",
       "0",
       "0",
+      "",
     ];
     const { hostname, port } = new URL(url);
     const options = ["-h", hostname, "-p", port, "-c", String(clients), "-n", String(requests), "-r", "100000000000"];

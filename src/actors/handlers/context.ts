@@ -3,6 +3,7 @@
 import type { Profile } from "../../config/index.ts";
 import { profileIdentity } from "../../config/index.ts";
 import type { Message } from "../../protocol/index.ts";
+import { runtimeTracer } from "../../tracing/index.ts";
 import type { OutputSink } from "../emit-gate.ts";
 import type { Emit, HandlerContext, HandlerResult } from "./handler-api.ts";
 import type { LlmClient } from "./llm-client.ts";
@@ -69,6 +70,7 @@ export function createHandlerContext(input: HandlerContextInput): BuiltContext {
     resources: profile.resources,
     profile,
     attempt: input.attempt,
+    tracer: runtimeTracer(),
   };
   return { ctx, requested: () => requested };
 }

@@ -1,5 +1,6 @@
 // The typed API an agent author writes a domain handler against: the context a run gets, the result it returns, and
 // the registry that binds a handler to the name a profile gives. No Redis here: actors wire the context to the journal.
+import type { Tracer } from "@opentelemetry/api";
 import type { Profile } from "../../config/index.ts";
 import type { Artifact, Message } from "../../protocol/index.ts";
 import type { LlmClient } from "./llm-client.ts";
@@ -67,6 +68,11 @@ export interface HandlerContext {
   readonly profile: Profile;
   /** 1 for the first execution of this leg; higher after a crash or a lost lease. */
   readonly attempt: number;
+  /**
+   * An OpenTelemetry tracer for the handler's own spans. They nest under the leg's span (`invoke_agent <profile>`),
+   * in the trace of the request that sent the task; with tracing off it is the API's no-op tracer.
+   */
+  readonly tracer: Tracer;
 }
 
 /** A domain handler; `async (ctx) => { ... }` without a return value completes the task. */

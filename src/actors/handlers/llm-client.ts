@@ -1,6 +1,7 @@
 // The chat client of the `llm` handler, on the `openai` library, for any OpenAI-compatible endpoint: streamed
 // (`stream: true`) text deltas and tool calls. The key is held by the library, sent only in the Authorization header,
 // and never part of an error.
+import { SpanKind } from "@opentelemetry/api";
 import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
@@ -8,6 +9,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { LlmConfig } from "../../config/index.ts";
+import { attributes as A, inSpan, tracing } from "../../tracing/index.ts";
 
 export interface ChatToolCall {
   id: string;
@@ -37,6 +39,10 @@ export interface ChatReply {
   content: string;
   toolCalls: ChatToolCall[];
   finishReason: string;
+  /** The model that answered, as the endpoint names it (when it does). */
+  model?: string | undefined;
+  /** Tokens in and out, when the endpoint reports them (asked for while tracing). */
+  usage?: { inputTokens: number; outputTokens: number } | undefined;
 }
 
 export interface LlmClient {
@@ -91,7 +97,31 @@ export class OpenAiCompatibleClient implements LlmClient {
     return this.#api;
   }
 
+  /** One model call; while tracing, a GenAI client span `chat <model>` with the model, tokens and finish reason. */
   async chat(request: ChatRequest): Promise<ChatReply> {
+    if (!tracing()) return await this.#chat(request, false);
+    const { ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL } = A;
+    const options = {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_GEN_AI_OPERATION_NAME]: "chat",
+        [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+        [ATTR_GEN_AI_REQUEST_MODEL]: this.model,
+      },
+    };
+    return await inSpan(`chat ${this.model}`, options, async (span) => {
+      const reply = await this.#chat(request, true);
+      span.setAttribute(A.ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [reply.finishReason]);
+      if (reply.model !== undefined) span.setAttribute(A.ATTR_GEN_AI_RESPONSE_MODEL, reply.model);
+      if (reply.usage !== undefined) {
+        span.setAttribute(A.ATTR_GEN_AI_USAGE_INPUT_TOKENS, reply.usage.inputTokens);
+        span.setAttribute(A.ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, reply.usage.outputTokens);
+      }
+      return reply;
+    });
+  }
+
+  async #chat(request: ChatRequest, withUsage: boolean): Promise<ChatReply> {
     const body: ChatCompletionCreateParamsStreaming = {
       model: this.model,
       messages: request.messages as ChatCompletionMessageParam[],
@@ -99,6 +129,8 @@ export class OpenAiCompatibleClient implements LlmClient {
     };
     if (this.config.temperature !== undefined) body.temperature = this.config.temperature;
     if (request.tools && request.tools.length > 0) body.tools = request.tools;
+    // The token counts of a streamed answer come in a last chunk, only when asked for.
+    if (withUsage) body.stream_options = { include_usage: true };
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
       stream = await (await this.#client()).chat.completions.create(body, { signal: request.signal });
@@ -111,7 +143,11 @@ export class OpenAiCompatibleClient implements LlmClient {
     let content = "";
     let finishReason = "stop";
     const calls: ChatToolCall[] = [];
+    let model: string | undefined;
+    let usage: ChatReply["usage"];
     for await (const chunk of stream) {
+      if (chunk.model) model = chunk.model;
+      if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta;
         if (delta?.content) {
@@ -130,6 +166,6 @@ export class OpenAiCompatibleClient implements LlmClient {
       }
     }
     const toolCalls = calls.filter((call) => call !== undefined && call.function.name !== "");
-    return { content, toolCalls, finishReason };
+    return { content, toolCalls, finishReason, model, usage };
   }
 }

@@ -1,5 +1,6 @@
 // Tools a handler may call, filtered by the profile's allow-list and run as the profile's execution identity.
 // A call outside the list is refused: the refusal is recorded in the task before ToolNotAllowedError is thrown.
+import { attributes as A, inSpan, tracing } from "../../tracing/index.ts";
 import type { Workspace } from "./workspace.ts";
 
 /** What a tool runs with: never more than the profile grants. */
@@ -77,7 +78,9 @@ export function profileTools(
       const tool = registry.get(name);
       if (!tool) throw new UnknownToolError(name);
       ctx.signal.throwIfAborted();
-      return await tool.run(args, ctx);
+      if (!tracing()) return await tool.run(args, ctx);
+      const attributes = { [A.ATTR_GEN_AI_OPERATION_NAME]: "execute_tool", [A.ATTR_GEN_AI_TOOL_NAME]: name };
+      return await inSpan(`execute_tool ${name}`, { attributes }, () => tool.run(args, ctx));
     },
   };
 }

@@ -1,5 +1,6 @@
 // What an operation receives, whatever binding the request came by: the authenticated client, its profile, the
 // checked params and the request's clock. Operations know nothing of JSON-RPC ids, HTTP statuses or SSE frames.
+import type { Span } from "@opentelemetry/api";
 import type { ClientRecord } from "../../journal/index.ts";
 import { type A2aMethod, type A2aParams, StoreTimeoutError } from "../../protocol/index.ts";
 import type { GatewayContext, ProfileRuntime } from "../gateway-context.ts";
@@ -16,6 +17,8 @@ export interface OperationCall<M extends A2aMethod> {
   readonly startedAt: number;
   /** Aborts when the client goes away, or when the store deadline passed (reason: a StoreTimeoutError). */
   readonly signal: AbortSignal;
+  /** The call's SERVER span; undefined when tracing is off. */
+  readonly span?: Span | undefined;
 }
 
 /**

@@ -23,7 +23,9 @@ import {
   type TaskState,
   TERMINAL_STATES,
 } from "../../protocol/index.ts";
+import { carrierOf } from "../../tracing/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
+import { traceWait } from "../request-span.ts";
 import { checkIncomingMessage, checkMetadataSize } from "./message-checks.ts";
 import { type OperationCall, stopIfTimedOut } from "./operation-call.ts";
 
@@ -94,6 +96,7 @@ export function messageInput(call: OperationCall<SendMethod>): { input: AcceptIn
     message,
     metadata: params.metadata,
     pushConfig,
+    traceContext: carrierOf(call.span),
   };
   return { input, view: { historyLength: configuration?.historyLength } };
 }
@@ -136,11 +139,9 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     const { taskId } = await store(call, input);
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
-    const outcome = await tail.waitUntil(client.id, taskId, settled, {
-      timeoutMs,
-      signal: call.signal,
-      states: SETTLED_STATES,
-    });
+    const outcome = await traceWait(call.span, taskId, () =>
+      tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal, states: SETTLED_STATES }),
+    );
     context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);

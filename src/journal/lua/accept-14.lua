@@ -31,6 +31,7 @@
     ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
     ARGV[18] the client's interrupted-task limit when its record has none (0 = none)
+    ARGV[19] the request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
 
   Returns: {1, taskId} created (the task is exactly what ARGV describes, at revision 1: the caller answers from it);
            {0, taskId} same messageId and content seen before in this profile (nothing written);
@@ -100,7 +101,7 @@ end
 local taskId = ARGV[4]
 local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7])
 redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
-  'entry', entry)
+  'entry', entry, 'trace', ARGV[19])
 redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', hist, 'arts', '[]', 'ts', ARGV[11],
   'created', ARGV[11], 'bytes', taskBytes, 'jbytes', journalBytes)

@@ -21,6 +21,7 @@
     ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
     ARGV[18] the context id of the message (and of KEYS[17]): the task's own, or the message is refused
+    ARGV[19] the follow-up request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
 
   Returns: {1, taskId, rev} resumed ({1, taskId, rev, fields} with ARGV[8] = "1": the task after the write, HGETALL);
            {0, taskId} same messageId and content seen before in this profile (nothing written);
@@ -112,7 +113,8 @@ else
 end
 local runId = redis.call('HGET', KEYS[7], 'id')
 local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5])
-redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0)
+redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0,
+  'trace', ARGV[19])
 redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])
 redis.call('PERSIST', KEYS[8])
 if ARGV[13] ~= '' then

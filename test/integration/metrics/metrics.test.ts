@@ -147,6 +147,12 @@ test("counters move as a task is refused, then accepted and completed by a real 
   expect(value(afterRest, 'a2a_requests_total{binding="rest",method="ListTasks",code="0"}')).toBe(1);
   expect(value(afterRest, 'a2a_requests_total{binding="rest",method="GetTask",code="-32001"}')).toBe(1);
   expect(value(afterRest, 'a2a_request_duration_seconds_count{binding="rest",method="ListTasks"}')).toBe(1);
+  // The OpenTelemetry A2A convention's a2a.server.operation.duration, under its attribute names.
+  const operation = (labels: string) => value(afterRest, `a2a_server_operation_duration_seconds_count{${labels}}`);
+  expect(operation('a2a_method_name="ListTasks",a2a_protocol_binding="HTTP+JSON",error_type=""')).toBe(1);
+  expect(operation('a2a_method_name="GetTask",a2a_protocol_binding="HTTP+JSON",error_type="TaskNotFoundError"')).toBe(
+    1,
+  );
   expect(value(after, "a2a_queue_depth")).toBe(0);
   expect(value(after, "a2a_open_streams")).toBe(0);
 

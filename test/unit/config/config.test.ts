@@ -241,11 +241,12 @@ describe("environment", () => {
     expect(byEnv.get("A2A_WORKER_MAX_ATTEMPTS")).toMatchObject({ path: "worker.maxAttempts", default: 3 });
     expect(byEnv.get("A2A_PUSH_ALLOW_HOSTS")).toMatchObject({ path: "push.allowHosts", default: [] });
     expect(byEnv.get("REDIS_URL")).toMatchObject({ path: "redis.url" });
+    expect(byEnv.get("OTEL_SERVICE_NAME")).toMatchObject({ path: "tracing.serviceName" });
     expect(rows.some((row) => row.path.startsWith("profiles"))).toBe(false);
     for (const row of rows) expect(row.description).not.toBe("");
     const defaults = loadConfig({ env: {} });
-    const scalarKeys = (["server", "worker", "redis", "clients", "push", "log"] as const).flatMap((section) =>
-      Object.keys(defaults[section]).map((key) => `${section}.${key}`),
+    const scalarKeys = (["server", "worker", "redis", "clients", "push", "log", "tracing"] as const).flatMap(
+      (section) => Object.keys(defaults[section]).map((key) => `${section}.${key}`),
     );
     expect(new Set(rows.map((row) => row.path))).toEqual(new Set([...scalarKeys, "handlers"]));
   });
