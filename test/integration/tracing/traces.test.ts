@@ -38,6 +38,9 @@ let gateway: Running & { url: string };
 let work: Running;
 let key: string;
 let llm: ReturnType<typeof Bun.serve>;
+let hooks: ReturnType<typeof Bun.serve>;
+/** The `traceparent` of every webhook the loopback receiver got. */
+const hookTraceparents: string[] = [];
 const modelBodies: { stream_options?: { include_usage?: boolean } }[] = [];
 
 /** A fake OpenAI-compatible endpoint: first a call of the `clock` tool, then the answer; tokens in a last chunk. */
@@ -78,6 +81,15 @@ function fakeModel(): ReturnType<typeof Bun.serve> {
 beforeAll(async () => {
   receiver = startOtlpReceiver();
   llm = fakeModel();
+  hooks = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      await request.text();
+      hookTraceparents.push(request.headers.get("traceparent") ?? "");
+      return new Response(null, { status: 204 });
+    },
+  });
   const assistant = {
     name: "assistant",
     handler: "llm",
@@ -91,7 +103,11 @@ beforeAll(async () => {
   const handler = new URL("./traced-handler.ts", import.meta.url).pathname;
   writeFileSync(
     config,
-    JSON.stringify({ profiles: [ECHO_PROFILE, FAULTS_PROFILE, TRACED_PROFILE, assistant], handlers: [handler] }),
+    JSON.stringify({
+      profiles: [ECHO_PROFILE, FAULTS_PROFILE, TRACED_PROFILE, assistant],
+      handlers: [handler],
+      push: { allowHosts: [`127.0.0.1:${hooks.port}`] },
+    }),
   );
   server = await startRedis();
   inst = await installation({
@@ -115,6 +131,7 @@ afterAll(async () => {
   await server?.stop();
   receiver?.stop();
   llm?.stop(true);
+  hooks?.stop(true);
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
@@ -355,5 +372,33 @@ describe("one trace from the client's request to the worker's handler", () => {
     }
     expect(tool?.parentSpanId).toBe(leg?.spanId);
     expect(tool?.attributes).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "clock" });
+  });
+
+  test("each webhook attempt is an a2a.push span in the task's trace, and the webhook carries its traceparent", async () => {
+    const traceId = hex(16);
+    const answer = await rpc(
+      gateway.url,
+      "SendMessage",
+      {
+        message: message("pushed"),
+        configuration: { taskPushNotificationConfig: { url: `http://127.0.0.1:${hooks.port}/hook` } },
+      },
+      { key, headers: { traceparent: `00-${traceId}-${hex(8)}-01` } },
+    );
+    const task = answer.body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    const { server: request, push } = await spansOf(traceId, {
+      server: named("SendMessage"),
+      push: (span) => span.name === "a2a.push" && span.attributes["a2a.push.outcome"] === "delivered",
+    });
+    expect(push.kind).toBe(CLIENT);
+    expect(push.parentSpanId).toBe(request.spanId);
+    expect(push.attributes).toMatchObject({
+      "a2a.task.id": task.id,
+      "http.request.method": "POST",
+      "server.address": "127.0.0.1",
+      "http.response.status_code": 204,
+    });
+    expect(hookTraceparents).toContain(`00-${traceId}-${push.spanId}-01`);
   });
 });
