@@ -204,20 +204,27 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     }
     grpcAddress = grpcPublicAddress(config, grpc.port);
   }
-  const served = serve({
-    fetch: async (request) => {
-      inFlight++;
-      try {
-        return await app.handle(routable(request));
-      } finally {
-        inFlight--;
-      }
-    },
-    hostname: host,
-    port: options.port ?? config.server.port,
-    idleTimeoutSeconds: resolvedIdleTimeoutSeconds(config),
-    maxRequestBodyBytes: config.server.maxBodyBytes + 1_048_576,
-  });
+  let served: ReturnType<typeof serve>;
+  try {
+    served = serve({
+      fetch: async (request) => {
+        inFlight++;
+        try {
+          return await app.handle(routable(request));
+        } finally {
+          inFlight--;
+        }
+      },
+      hostname: host,
+      port: options.port ?? config.server.port,
+      idleTimeoutSeconds: resolvedIdleTimeoutSeconds(config),
+      maxRequestBodyBytes: config.server.maxBodyBytes + 1_048_576,
+    });
+  } catch (error) {
+    // The HTTP port is taken: the gRPC server must not outlive the failed start.
+    await grpc?.stop(0);
+    throw error;
+  }
   if (config.server.publicUrl === "")
     baseUrl = publicUrl({ ...config, server: { ...config.server, port: served.port } });
   const dialHost = WILDCARD_HOSTS.has(host) ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;

@@ -140,10 +140,13 @@ export class EndpointNotFoundError extends A2aError {
 }
 
 /** A gRPC request whose tenant (or a2a-profile metadata) names no profile: gRPC NOT_FOUND. */
-export class ProfileNotFoundError extends EndpointNotFoundError {
+export class ProfileNotFoundError extends A2aError {
   constructor(profile: string) {
-    super(`tenant ${profile}`);
-    this.message = `No profile named ${profile}: the request's tenant (or its a2a-profile metadata) names the profile`;
+    super(
+      "NOT_FOUND",
+      `No profile named ${profile}: the request's tenant (or its a2a-profile metadata) names the profile`,
+      { metadata: { profile } },
+    );
   }
 }
 
