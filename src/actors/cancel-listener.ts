@@ -1,6 +1,6 @@
 // Listens on the cancel channel (pub/sub) so that a cancel reaches a running handler within a second; the run id
 // published there is handed to the executor, which aborts the run if it holds it.
-import type { RedisLike } from "../journal/index.ts";
+import { type RedisLike, subscribeWhenReady } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 export class CancelListener {
@@ -19,7 +19,7 @@ export class CancelListener {
     subscriber.on("message", (channel: string, runId: string) => {
       if (channel === this.channel) this.onCancel(runId);
     });
-    await subscriber.subscribe(this.channel);
+    await subscribeWhenReady(subscriber, this.channel);
     this.logger.debug({ channel: this.channel }, "listening for cancel requests");
   }
 

@@ -2,7 +2,14 @@
 // registered per task, a change answered by one snapshot read on the shared command connection when its notice's state
 // matters to a follower and its revision is new. However many requests wait, the gateway holds two Redis connections.
 
-import type { KeySpace, RedisLike, Snapshot, TaskJournal, TaskRecord } from "../journal/index.ts";
+import {
+  type KeySpace,
+  type RedisLike,
+  type Snapshot,
+  subscribeWhenReady,
+  type TaskJournal,
+  type TaskRecord,
+} from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { TaskState } from "../protocol/index.ts";
 
@@ -96,7 +103,7 @@ export class JournalTail {
       if (ready) this.recheckAll();
       ready = true;
     });
-    await subscriber.subscribe(keys.eventsChannel());
+    await subscribeWhenReady(subscriber, keys.eventsChannel());
     ready = true;
     const interval = this.options.safetyIntervalMs ?? 5000;
     this.safetyTimer = setInterval(() => this.recheckAll(), interval);

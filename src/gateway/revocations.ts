@@ -1,7 +1,7 @@
 // Closes a revoked client's open streams at once: `clients revoke` publishes the client id, and this listener, on the
 // gateway's existing subscriber connection, cuts that client's streams and forgets its cached lookup. After a
 // reconnect (a notice may have been missed) and every few seconds as a safety net, it checks every client with a stream.
-import type { ClientRegistry, KeySpace, RedisLike } from "../journal/index.ts";
+import { type ClientRegistry, type KeySpace, type RedisLike, subscribeWhenReady } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { Authenticator } from "./authenticator.ts";
 import type { StreamHub } from "./stream-hub.ts";
@@ -35,7 +35,7 @@ export class Revocations {
       if (ready) this.checkAll();
       ready = true;
     });
-    await subscriber.subscribe(channel);
+    await subscribeWhenReady(subscriber, channel);
     ready = true;
     this.timer = setInterval(() => this.checkAll(), this.options.checkIntervalMs ?? 10_000);
   }

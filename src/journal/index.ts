@@ -22,6 +22,7 @@ export {
   parseClusterNode,
   parseSentinel,
   type RedisConnectionOptions,
+  subscribeWhenReady,
 } from "./redis-connection.ts";
 export { ReplicaAck, type ReplicaAckSettings } from "./replica-ack.ts";
 export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";

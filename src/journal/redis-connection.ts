@@ -12,13 +12,6 @@ export interface RedisConnectionOptions {
   autoPipelining?: boolean;
 }
 
-/**
- * No CLIENT SETINFO at connect: ioredis (5.8.2 and later) can send it and the ready check's INFO after a SUBSCRIBE
- * queued meanwhile, and a subscriber's connection then fails its ready check in a loop (redis/ioredis#2037; seen with
- * Sentinel mode at start-up). CLIENT LIST still shows the connection's name.
- */
-const disableClientInfo = true;
-
 /** Attempts to reach a cluster's seed nodes before the first `ready`; after that the client retries for ever. */
 const CLUSTER_STARTUP_ATTEMPTS = 10;
 
@@ -95,15 +88,14 @@ export function createRedis(
       connectionName,
       maxRetriesPerRequest,
       enableAutoPipelining,
-      disableClientInfo,
     });
   }
   if (config.cluster.length === 0) {
-    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining, disableClientInfo });
+    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
   }
   let ready = false;
   const cluster = new Cluster(config.cluster.map(parseClusterNode), {
-    redisOptions: { connectionName, maxRetriesPerRequest, disableClientInfo, ...credentials(config.url) },
+    redisOptions: { connectionName, maxRetriesPerRequest, ...credentials(config.url) },
     enableAutoPipelining,
     clusterRetryStrategy: (times) => (!ready && times > CLUSTER_STARTUP_ATTEMPTS ? null : Math.min(100 * times, 2000)),
   });
@@ -111,4 +103,28 @@ export function createRedis(
     ready = true;
   });
   return cluster;
+}
+
+/**
+ * SUBSCRIBE once the connection is ready. ioredis writes SUBSCRIBE at once on a connection still in its handshake
+ * (Redis counts it among the commands allowed while loading), ahead of the ready check's INFO, which then fails in
+ * subscriber mode: the connection retries for ever and never becomes ready. Sentinel mode's longer handshake (the
+ * Sentinels first) made that a start-up failure in about one start of five.
+ */
+export async function subscribeWhenReady(redis: RedisLike, channel: string): Promise<void> {
+  if (redis.status !== "ready") {
+    await new Promise<void>((resolve, reject) => {
+      const ready = () => {
+        redis.off("end", ended);
+        resolve();
+      };
+      const ended = () => {
+        redis.off("ready", ready);
+        reject(new Error("the Redis connection closed before it was ready"));
+      };
+      redis.once("ready", ready);
+      redis.once("end", ended);
+    });
+  }
+  await redis.subscribe(channel);
 }
