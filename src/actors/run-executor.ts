@@ -424,8 +424,12 @@ export class RunExecutor {
   }
 
   private async readTask(entry: QueueEntry): Promise<TaskRecord | undefined> {
-    const fields = await this.o.redis.hgetall(this.o.keys.task(entry.shard, entry.taskId));
-    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields);
+    const { keys, redis } = this.o;
+    const [fields, chunks] = await Promise.all([
+      redis.hgetall(keys.task(entry.shard, entry.taskId)),
+      redis.get(keys.artifactChunks(entry.shard, entry.taskId)),
+    ]);
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields, chunks);
   }
 
   private llmFor(profile: Profile): LlmClient | undefined {

@@ -70,6 +70,7 @@ export class DueTasks {
             k.pushReady(shard),
             k.clientTasks(shard, client),
             k.bytes(shard),
+            k.artifactChunks(shard, id),
           ],
           [id, client],
         );

@@ -37,13 +37,19 @@ const CLAIM_REFUSALS: Record<number, ClaimRefusal> = {
 
 export interface TransitionInput {
   claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">;
+  /** "status": a state change or progress note (`event` is its status update); "artifact": `event` is an artifact update. */
   kind: "status" | "artifact";
   state: TaskState;
   /** The new status (status kind); omitted keeps the stored one. */
   status?: TaskStatus | undefined;
   event: StreamResponse;
-  /** The whole artifact list after this change; omitted keeps the stored one. */
-  artifacts?: Artifact[] | undefined;
+  /** Artifact updates journaled before `event` in the same step (chunks coalesced while a write was in flight). */
+  artifactEvents?: readonly StreamResponse[] | undefined;
+  /**
+   * The whole artifact list after this step, which replaces the stored one and empties the chunk store (compaction);
+   * omitted, the step's artifact updates are appended to the chunk store (O(update)).
+   */
+  artifacts?: readonly Artifact[] | undefined;
   /** A message to append to the task's history. */
   historyMessage?: Message | undefined;
   retentionSeconds: number;
@@ -143,6 +149,8 @@ export class RunLedger {
     const { claim } = input;
     const k = this.keys;
     const s = claim.shard;
+    const artifactEvents = (input.artifactEvents ?? []).map((event) => JSON.stringify(event));
+    if (input.kind === "artifact") artifactEvents.push(JSON.stringify(input.event));
     const reply = await runScript(
       this.redis,
       "transition",
@@ -161,13 +169,12 @@ export class RunLedger {
         k.inputDue(s),
         k.purge(s),
         k.bytes(s),
+        k.artifactChunks(s, claim.taskId),
       ],
       [
         claim.fence,
-        input.kind,
-        input.state,
+        input.kind === "status" ? input.state : "",
         input.status ? JSON.stringify(input.status) : "",
-        JSON.stringify(input.event),
         input.artifacts ? JSON.stringify(input.artifacts) : "",
         input.historyMessage ? JSON.stringify(input.historyMessage) : "",
         Date.now(),
@@ -175,6 +182,9 @@ export class RunLedger {
         input.journalRetentionSeconds,
         k.eventsChannel(),
         input.inputTimeoutSeconds ?? 86_400,
+        artifactEvents.length,
+        ...artifactEvents,
+        ...(input.kind === "status" ? [JSON.stringify(input.event)] : []),
       ],
     );
     const code = Number(reply);

@@ -172,9 +172,9 @@ describe("snapshot", () => {
     const reply = (await runScript(
       f.redis,
       "snapshot",
-      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId)],
+      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId), f.keys.artifactChunks(0, task.taskId)],
       [],
-    )) as [string[], string];
+    )) as [string[], string, string];
     const fields = reply[0];
     expect(fields[fields.indexOf("rev") + 1]).toBe("2");
     const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
@@ -184,7 +184,12 @@ describe("snapshot", () => {
   });
 
   test("{}: no task; and TaskJournal hides another client's or another profile's task", async () => {
-    const missing = await runScript(f.redis, "snapshot", [f.keys.task(0, "nope"), f.keys.journal(0, "nope")], []);
+    const missing = await runScript(
+      f.redis,
+      "snapshot",
+      [f.keys.task(0, "nope"), f.keys.journal(0, "nope"), f.keys.artifactChunks(0, "nope")],
+      [],
+    );
     expect(missing).toEqual([]);
     expect(await f.journal.snapshot(clientId, "nope")).toBeUndefined();
     const task = await acceptTask(f, clientId);

@@ -62,6 +62,7 @@ function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promi
       k.pushReady(0),
       k.clientTasks(0, clientId),
       k.bytes(0),
+      k.artifactChunks(0, taskId),
     ],
     [taskId, clientId],
   );

@@ -1,6 +1,7 @@
 --[[
   Stored-bytes accounting, shared by every script that stores or deletes task data. What is counted: the values of a
-  task's `st`, `hist`, `arts` and `meta` fields and of its push configs (the task's `bytes` field), and the `ev` value of
+  task's `st`, `hist`, `arts` and `meta` fields, its chunk store and its push configs (the task's `bytes` field), and the
+  `ev` value of
   each journal entry (its `jbytes` field); key names and bookkeeping fields are not. The task's field, its client's
   counter and its profile's counter (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the
   same amount in the same script, so each counter is always the sum of its tasks' fields. A counter at 0 is deleted.
