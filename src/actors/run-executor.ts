@@ -257,7 +257,7 @@ export class RunExecutor {
       claim,
       { taskId: record.id, contextId: record.contextId },
       record.artifacts,
-      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600, inputTimeoutSeconds: 86_400 },
+      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 0, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
     );
     try {

@@ -116,6 +116,7 @@ export class DueTasks {
             k.pushConfigs(shard, taskId),
             k.pushQueue(shard, taskId),
             k.pushReady(shard),
+            k.taskStreams(shard, taskId),
           ],
           [
             taskId,

@@ -170,6 +170,7 @@ export class RunLedger {
         k.purge(s),
         k.bytes(s),
         k.artifactChunks(s, claim.taskId),
+        k.taskStreams(s, claim.taskId),
       ],
       [
         claim.fence,

@@ -378,6 +378,7 @@ export class TaskJournal {
           k.bytes(shard),
           k.clientDeferred(shard, clientId),
           k.deferredClients(shard),
+          k.taskStreams(shard, taskId),
         ],
         [
           clientId,

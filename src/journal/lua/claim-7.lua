@@ -23,13 +23,17 @@
 ]]
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
 local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'id')
-if not run[1] or not task[1] or task[2] ~= ARGV[5] then
+if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
 local state = task[1]
 if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
     or state == 'TASK_STATE_REJECTED' then
   return -2
+end
+-- a finished run keeps only its state, token and tries (see task-endings), so its id is looked at after the task's
+if not run[1] then
+  return -1
 end
 if run[6] ~= ARGV[3] then
   return -3

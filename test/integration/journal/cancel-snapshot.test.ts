@@ -53,6 +53,7 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.bytes(0),
       k.clientDeferred(0, asClient),
       k.deferredClients(0),
+      k.taskStreams(0, task.taskId),
     ],
     [
       asClient,

@@ -164,6 +164,7 @@ function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.cli
       k.pushConfigs(0, task.taskId),
       k.pushQueue(0, task.taskId),
       k.pushReady(0),
+      k.taskStreams(0, task.taskId),
     ],
     [
       task.taskId,

@@ -118,8 +118,9 @@ describe("claim", () => {
     await move(f, await claimTask(f, waiting), waiting, "TASK_STATE_INPUT_REQUIRED");
     await refusedClaim(waiting, waitingEntry, "finished");
     const canceled = await acceptTask(f, clientId);
+    const canceledEntry = await currentEntry(f, canceled);
     await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
-    await refusedClaim(canceled, await currentEntry(f, canceled), "finished");
+    await refusedClaim(canceled, canceledEntry, "finished");
   });
 
   test("-3: an entry that is not the run's current one is stale", async () => {

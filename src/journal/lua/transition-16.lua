@@ -6,8 +6,9 @@
   step carries the whole list, which then replaces `arts` and empties the chunk store (the compaction a run's end
   does). Stores status and history, updates the client's index and the stored-bytes counters (an actor's output is
   counted, never refused), and at terminal and interrupted states releases the client's and profile's active slot and
-  the client's running slot. A terminal task is scheduled for deletion after its retention; an interrupted one is
-  counted among its client's interrupted tasks and scheduled to fail after its input timeout.
+  the client's running slot. A terminal task is scheduled for deletion after its retention (its journal at once when
+  kept for 0 s and no stream follows the task); an interrupted one is counted among its client's interrupted tasks
+  and scheduled to fail after its input timeout.
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
     KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
@@ -15,6 +16,7 @@
     KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET task id -> input timeout, ms)
     KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)
     KEYS[15] chunks (STRING: the task's artifact events since the last compaction, each "," .. event JSON)
+    KEYS[16] taskStreams (ZSET: leases of the streams open on the task, scored by expiry, ms)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  new state, or "" for a step of artifact events only (state unchanged)
@@ -112,12 +114,13 @@ end
 addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, journalBytes)
 redis.call('ZADD', KEYS[4], ARGV[6], taskId)
 if TERMINAL[to] then
-  redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
+  finishRecords(KEYS[1], KEYS[2])
   redis.call('SREM', KEYS[5], taskId)
   redis.call('SREM', KEYS[6], taskId)
   redis.call('SREM', KEYS[10], taskId)
   leaveInterrupted(KEYS[11], KEYS[12], taskId)
-  scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], ARGV[8])
+  local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[16], KEYS[14], task[5], task[6], ARGV[8])
+  scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], journalSeconds)
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)
   redis.call('SREM', KEYS[5], taskId)
