@@ -228,8 +228,15 @@ export class RunExecutor {
     }
   }
 
-  /** Acknowledges the leg's entry and learns, in the same round trip, its client's oldest deferred run. */
-  private async ack(leg: LegEnd): Promise<void> {
+  /**
+   * Acknowledges the leg's entry and learns, in the same round trip, its client's oldest deferred run; nothing more
+   * when the step that ended the leg did both already (the run's end in one script).
+   */
+  private async ack(leg: LegEnd, writer?: RunWriter): Promise<void> {
+    if (writer?.acked) {
+      leg.oldestDeferred = writer.acked.oldestDeferred;
+      return;
+    }
     const { entry, claim } = leg;
     leg.oldestDeferred = (await this.o.ledger.ack(entry.shard, entry.id, claim.clientId)) ?? null;
   }
@@ -260,6 +267,8 @@ export class RunExecutor {
       profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 0, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
     );
+    // the leg's end acknowledges its queue entry in its own step; an exhausted run's entry is dead-lettered instead
+    writer.ackOnEnd = !claim.exhausted;
     try {
       if (claim.exhausted) {
         const attempts = config.worker.maxAttempts;
@@ -271,14 +280,14 @@ export class RunExecutor {
         ended("exhausted");
       } else if (claim.cancelRequested) {
         await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
-        await this.ack(leg);
+        await this.ack(leg, writer);
         ended("canceled");
       } else {
         const handler = profile ? this.o.handlers.get(profile.handler) : undefined;
         if (!profile || !handler) {
           log.error({ profile: claim.profile, handler: profile?.handler }, "no such profile or handler on this worker");
           await writer.status("TASK_STATE_FAILED", { text: "This agent is not available on this worker" });
-          await this.ack(leg);
+          await this.ack(leg, writer);
           ended("unavailable");
         } else {
           const finished = await this.runLeg(leg, record, profile, handler, writer, control, log);
@@ -409,7 +418,7 @@ export class RunExecutor {
     } else if (failure !== undefined) {
       await this.fail(failure, writer, sink, log);
     }
-    await this.ack(leg);
+    await this.ack(leg, writer);
     return true;
   }
 

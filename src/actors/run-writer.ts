@@ -55,6 +55,8 @@ interface StatusWrite {
   readonly historyMessage: Message | undefined;
   /** At a run's end (terminal or interrupted): the whole artifact list then, which the step compacts into. */
   readonly artifacts: readonly Artifact[] | undefined;
+  /** At a run's end with `ackOnEnd`: the step also acknowledges and deletes the leg's queue entry. */
+  readonly ack: boolean;
 }
 
 /** What waits for the next step: artifact updates (merged where they can be), then at most one status change. */
@@ -92,6 +94,10 @@ export class RunWriter {
   private inFlight: Promise<void> | undefined;
   private backlog = 0;
   private readonly roomWaiters: (() => void)[] = [];
+  /** Whether the status that ends the leg (terminal or interrupted) acknowledges its queue entry in the same step. */
+  ackOnEnd = false;
+  /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
+  acked: { oldestDeferred: string | null } | undefined;
 
   constructor(
     private readonly ledger: Pick<RunLedger, "transition">,
@@ -136,6 +142,7 @@ export class RunWriter {
         historyMessage: options.history ? message : undefined,
         // the list as of this step: a status change closes its step, so it holds every update asked for before it
         artifacts: ends && this.artifacts.length > 0 ? this.artifacts : undefined,
+        ack: ends && this.ackOnEnd,
       };
     });
   }
@@ -218,6 +225,7 @@ export class RunWriter {
         this.onLost(result.reason);
         throw new LeaseLostError(result.reason);
       }
+      if (result.acked) this.acked = { oldestDeferred: result.oldestDeferred ?? null };
     } catch (error) {
       for (const { reject } of step.settle) reject(error);
       return;
@@ -248,6 +256,7 @@ export class RunWriter {
       artifactEvents: events,
       historyMessage: status.historyMessage,
       ...(status.artifacts ? { artifacts: status.artifacts } : {}),
+      ...(status.ack ? { ackEntry: this.claim.entryId } : {}),
     };
   }
 }

@@ -56,6 +56,8 @@ export interface TransitionInput {
   journalRetentionSeconds: number;
   /** How long an interrupted task waits for the client's next message before it fails (default 86,400 s). */
   inputTimeoutSeconds?: number | undefined;
+  /** The leg's queue entry, acknowledged and deleted by a step that ends the leg (terminal or interrupted state). */
+  ackEntry?: string | undefined;
 }
 
 export interface LedgerSettings {
@@ -63,7 +65,13 @@ export interface LedgerSettings {
   maxRunningTasks?: number;
 }
 
-export type TransitionResult = { ok: true; rev: number } | { ok: false; reason: "missing" | "stale" | "illegal" };
+/**
+ * A written step's revision; with `acked`, the step acknowledged and deleted the leg's queue entry and read its
+ * client's oldest deferred run (null: none), as `ack` does.
+ */
+export type TransitionResult =
+  | { ok: true; rev: number; acked?: true; oldestDeferred?: string | null }
+  | { ok: false; reason: "missing" | "stale" | "illegal" };
 
 const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal" } as const;
 
@@ -171,6 +179,8 @@ export class RunLedger {
         k.bytes(s),
         k.artifactChunks(s, claim.taskId),
         k.taskStreams(s, claim.taskId),
+        k.queue(s),
+        k.clientDeferred(s, claim.clientId),
       ],
       [
         claim.fence,
@@ -183,11 +193,17 @@ export class RunLedger {
         input.journalRetentionSeconds,
         k.eventsChannel(),
         input.inputTimeoutSeconds ?? 86_400,
+        input.ackEntry ?? "",
+        QUEUE_GROUP,
         artifactEvents.length,
         ...artifactEvents,
         ...(input.kind === "status" ? [JSON.stringify(input.event)] : []),
       ],
     );
+    if (Array.isArray(reply)) {
+      const [rev, oldest] = reply as [number, string];
+      return { ok: true, rev, acked: true, oldestDeferred: oldest === "" ? null : oldest };
+    }
     const code = Number(reply);
     if (code > 0) return { ok: true, rev: code };
     return { ok: false, reason: TRANSITION_FAILURES[code as -1 | -2 | -3] ?? "missing" };

@@ -10,7 +10,7 @@ export type RedisLike = Redis | Cluster;
 const SCRIPT_FILES = {
   accept: "accept-13.lua",
   resume: "resume-16.lua",
-  transition: "transition-16.lua",
+  transition: "transition-18.lua",
   claim: "claim-7.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",

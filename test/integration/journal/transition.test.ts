@@ -233,3 +233,36 @@ describe("transition: streamed artifact updates", () => {
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
   });
 });
+
+describe("transition: the run's end in one step", () => {
+  test("{rev, oldest deferred}: a step that ends the leg acknowledges and deletes its queue entry", async () => {
+    const { task, claim } = await working();
+    const queued = async () => (await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).length;
+    expect(await queued()).toBe(1);
+    // a progress note does not end the leg: the entry stays
+    expect(await move(f, claim, task, "TASK_STATE_WORKING", { ackEntry: claim.entryId })).toEqual({ ok: true, rev: 3 });
+    expect(await queued()).toBe(1);
+    await f.redis.zadd(f.keys.clientDeferred(0, clientId), 5, "01OLDEST", 9, "01NEWER");
+    const ended = await move(f, claim, task, "TASK_STATE_COMPLETED", { ackEntry: claim.entryId });
+    expect(ended).toEqual({ ok: true, rev: 4, acked: true, oldestDeferred: "01OLDEST" });
+    expect(await queued()).toBe(0);
+    await f.redis.del(f.keys.clientDeferred(0, clientId));
+  });
+
+  test("an interrupted state ends the leg too; without deferred runs the oldest is null", async () => {
+    const { task, claim } = await working();
+    const ended = await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", { ackEntry: claim.entryId });
+    expect(ended).toEqual({ ok: true, rev: 3, acked: true, oldestDeferred: null });
+    expect(await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).toEqual([]);
+  });
+
+  test("a refused end acknowledges nothing: the entry stays for its current owner", async () => {
+    const { task, claim } = await working();
+    const stale = { ...claim, fence: claim.fence - 1 };
+    expect(await move(f, stale, task, "TASK_STATE_COMPLETED", { ackEntry: claim.entryId })).toEqual({
+      ok: false,
+      reason: "stale",
+    });
+    expect((await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).length).toBe(1);
+  });
+});

@@ -113,3 +113,15 @@ describe("RunWriter", () => {
     expect(ledger.steps.length).toBe(1);
   });
 });
+
+test("with ackOnEnd the step that ends the leg names the queue entry and keeps what the ack read", async () => {
+  const ledger = new StepLedger();
+  ledger.answer = { ok: true, rev: 3, acked: true, oldestDeferred: "01NEXT" };
+  const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {});
+  writer.ackOnEnd = true;
+  await writer.status("TASK_STATE_WORKING", { text: "note" });
+  expect(ledger.steps[0]?.ackEntry).toBeUndefined();
+  await writer.status("TASK_STATE_COMPLETED");
+  expect(ledger.steps[1]?.ackEntry).toBe(CLAIM.entryId);
+  expect(writer.acked).toEqual({ oldestDeferred: "01NEXT" });
+});

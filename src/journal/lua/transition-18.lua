@@ -8,7 +8,8 @@
   counted, never refused), and at terminal and interrupted states releases the client's and profile's active slot and
   the client's running slot. A terminal task is scheduled for deletion after its retention (its journal at once when
   kept for 0 s and no stream follows the task); an interrupted one is counted among its client's interrupted tasks
-  and scheduled to fail after its input timeout.
+  and scheduled to fail after its input timeout. A step that ends the leg (terminal or interrupted) may also
+  acknowledge and delete the leg's queue entry and read the client's oldest deferred run: a run's end is one script.
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
     KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
@@ -17,6 +18,7 @@
     KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)
     KEYS[15] chunks (STRING: the task's artifact events since the last compaction, each "," .. event JSON)
     KEYS[16] taskStreams (ZSET: leases of the streams open on the task, scored by expiry, ms)
+    KEYS[17] queue (STREAM: the shard's run queue)   KEYS[18] clientDeferred (ZSET: the client's deferred runs)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  new state, or "" for a step of artifact events only (state unchanged)
@@ -24,10 +26,13 @@
     ARGV[5]  message JSON to append to history, or ""
     ARGV[6]  now (ms, status timestamp)          ARGV[7] retention (s)   ARGV[8] journal retention (s)
     ARGV[9]  events channel                      ARGV[10] input timeout (s) of an interrupted task
-    ARGV[11] n, the number of artifact events    ARGV[12 .. 11+n] artifact events (StreamResponse JSON), in order
-    ARGV[12+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+    ARGV[11] queue entry id to acknowledge and delete when the step ends the leg, or ""
+    ARGV[12] consumer group
+    ARGV[13] n, the number of artifact events    ARGV[14 .. 13+n] artifact events (StreamResponse JSON), in order
+    ARGV[14+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
-  Returns: the new revision; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
+  Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
+           queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow).
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
@@ -47,7 +52,7 @@ local TERMINAL = {
 local INTERRUPTED = { TASK_STATE_INPUT_REQUIRED = true, TASK_STATE_AUTH_REQUIRED = true }
 local from = task[1]
 local to = from
-local artifactCount = tonumber(ARGV[11])
+local artifactCount = tonumber(ARGV[13])
 if TERMINAL[from] then
   return -3
 end
@@ -81,7 +86,7 @@ local function journal(event)
   journalBytes = journalBytes + #event
   enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
 end
-for i = 12, 11 + artifactCount do
+for i = 14, 13 + artifactCount do
   journal(ARGV[i])
   if ARGV[4] == '' then
     redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
@@ -89,7 +94,7 @@ for i = 12, 11 + artifactCount do
   end
 end
 if ARGV[2] ~= '' then
-  journal(ARGV[12 + artifactCount])
+  journal(ARGV[14 + artifactCount])
 end
 redis.call('HSET', KEYS[1], 'state', to, 'rev', rev, 'ts', ARGV[6])
 if ARGV[3] ~= '' then
@@ -129,4 +134,10 @@ elseif INTERRUPTED[to] then
   enterInterrupted(KEYS[11], KEYS[12], taskId, ARGV[10])
 end
 redis.call('PUBLISH', ARGV[9], taskId .. ' ' .. to)
+if ARGV[11] ~= '' and (TERMINAL[to] or INTERRUPTED[to]) then
+  redis.call('XACK', KEYS[17], ARGV[12], ARGV[11])
+  redis.call('XDEL', KEYS[17], ARGV[11])
+  local oldest = redis.call('ZRANGE', KEYS[18], 0, 0)
+  return {rev, oldest[1] or ''}
+end
 return rev
