@@ -54,6 +54,11 @@ export interface ExecutorOptions {
   fetch?: typeof fetch;
   /** Where guardrails read the variable named by `guardrails.moderation.apiKeyEnv` (the entry file passes it). */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * false: the claim only takes the lease, and the task is read and moved to WORKING after it (two more round trips,
+   * the window in which a lease can lapse before the leg begins). Default true: the claim starts the run.
+   */
+  startInClaim?: boolean | undefined;
   /** Told how each claimed leg ended; `startedAt` is performance.now() at the claim (metrics). */
   onRun?: ((outcome: RunOutcome, startedAt: number) => void) | undefined;
 }
@@ -207,6 +212,10 @@ export class RunExecutor {
       leaseMs,
       config.worker.maxAttempts,
       entry.clientId,
+      // a run that is not handed back at once starts in the claim: WORKING, and the task read in the same script
+      this.draining || this.o.startInClaim === false
+        ? undefined
+        : { status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() } },
     );
     if (typeof claim === "string") {
       // A deferred entry is acknowledged by the claim itself; its run waits for one of its client's runs to end.
@@ -255,7 +264,7 @@ export class RunExecutor {
       ended("drained");
       return;
     }
-    const record = await this.readTask(entry);
+    const record = claim.record ?? (await this.readTask(entry));
     if (!record) return await this.ack(leg);
     const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
     const control: RunControl = { controller: new AbortController(), reason: undefined, startedAt };
@@ -328,7 +337,7 @@ export class RunExecutor {
       log,
     ).start(control.startedAt);
     try {
-      await writer.status("TASK_STATE_WORKING");
+      if (!claim.record) await writer.status("TASK_STATE_WORKING");
       const legNumber = record.history.filter((message) => message.role === "ROLE_USER").length;
       const signal = control.controller.signal;
       const guardrail = this.guardrails.get(profile.name);

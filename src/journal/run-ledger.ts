@@ -6,6 +6,7 @@ import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from ".
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
+import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */
 export interface Claim {
@@ -20,6 +21,8 @@ export interface Claim {
   state: TaskState;
   clientId: string;
   profile: string;
+  /** The task as the claim left it, when the claim started the run (moved it to WORKING; see `claim`'s `start`). */
+  record?: TaskRecord;
 }
 
 /**
@@ -89,7 +92,8 @@ export class RunLedger {
   /**
    * Takes the lease of a queued (or lease-expired) run, or defers it when its client is at its running-run limit.
    * `clientId` comes from the queue entry; without it (an entry written before entries named their client) it is read
-   * from the task.
+   * from the task. With `start`, a claim that will run the handler (not exhausted, no cancel requested) also moves the
+   * task to WORKING with that status and returns the task (`record`) in the same script.
    */
   async claim(
     shard: number,
@@ -99,6 +103,7 @@ export class RunLedger {
     leaseMs: number,
     maxAttempts: number,
     clientId?: string,
+    start?: { status: TaskStatus },
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
     const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
@@ -113,12 +118,31 @@ export class RunLedger {
         k.clientDeferred(shard, client),
         k.deferredClients(shard),
         k.queue(shard),
+        k.journal(shard, taskId),
+        k.artifactChunks(shard, taskId),
+        k.clientTasks(shard, client),
+        k.pushConfigs(shard, taskId),
+        k.pushQueue(shard, taskId),
+        k.pushReady(shard),
+        k.bytes(shard),
       ],
-      [owner, leaseMs, entryId, maxAttempts, client, this.maxRunningTasks, QUEUE_GROUP],
+      [
+        owner,
+        leaseMs,
+        entryId,
+        maxAttempts,
+        client,
+        this.maxRunningTasks,
+        QUEUE_GROUP,
+        start ? "1" : "",
+        start ? JSON.stringify(start.status) : "",
+        start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
+        k.eventsChannel(),
+      ],
     );
     if (reply === 0) return "deferred";
     if (typeof reply === "number") return CLAIM_REFUSALS[reply] ?? "orphan";
-    const [fence, tries, exhausted, cancel, state, taskClient, profile] = reply as [
+    const [fence, tries, exhausted, cancel, state, taskClient, profile, fields, chunks] = reply as [
       number,
       number,
       number,
@@ -126,8 +150,12 @@ export class RunLedger {
       TaskState,
       string,
       string,
+      string[] | undefined,
+      string | undefined,
     ];
+    const started = fields ? { record: decodeTaskFields(fields, chunks) } : {};
     return {
+      ...started,
       shard,
       taskId,
       entryId,

@@ -11,7 +11,7 @@ const SCRIPT_FILES = {
   accept: "accept-13.lua",
   resume: "resume-16.lua",
   transition: "transition-18.lua",
-  claim: "claim-7.lua",
+  claim: "claim-14.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",
   release: "release-3.lua",

@@ -4,23 +4,33 @@
   the task (see transition). A queued run whose client already has as many running runs as its limit allows is not
   started: it is deferred (no try counted, the queue entry acknowledged and deleted, the run in the client's deferred
   set, first deferral time kept) until one of the client's runs ends and promote queues it again. A reclaimed run
-  (state running, lease expired) is already counted and never deferred.
+  (state running, lease expired) is already counted and never deferred. With ARGV[8] = "1" a claim that will run the
+  handler (not exhausted, no cancel requested) also moves the task to WORKING as a transition does (revision, status,
+  journal entry, webhooks, index, stored bytes, notice) and returns the task, so that the run needs no other read.
 
     KEYS[1] run   KEYS[2] task   KEYS[3] client (HASH: the record, field maxrun)
     KEYS[4] clientRunning (SET: the client's runs that actors execute now)
     KEYS[5] clientDeferred (ZSET: the client's deferred runs' task ids -> first deferral, ms)
     KEYS[6] deferred (SET: the shard's clients with deferred runs)   KEYS[7] queue (STREAM)
+    KEYS[8] journal   KEYS[9] chunks   KEYS[10] clientTasks   KEYS[11] pushConfigs   KEYS[12] pushQueue
+    KEYS[13] pushReady   KEYS[14] bytes (HASH of stored-bytes counters)
     ARGV[1] owner (consumer name)   ARGV[2] lease (ms)   ARGV[3] queue entry id being processed
     ARGV[4] max attempts   ARGV[5] client id (from the queue entry)
     ARGV[6] the client's running-run limit when its record has none (0 = none)   ARGV[7] consumer group
+    ARGV[8] "1" to start the run (WORKING, and the task returned), "" to claim only
+    ARGV[9] status JSON (WORKING)   ARGV[10] now (ms, status timestamp)   ARGV[11] events channel
 
   Returns: {fence, tries, exhausted (1 when tries > max attempts), cancel (1 when a cancel was requested),
-            task state, client id, profile};
+            task state (WORKING when started), client id, profile, and when started: the task's fields (HGETALL, flat)
+            and its chunk store (or "")};
            0 deferred: the client is at its running-run limit (the entry is acknowledged and deleted, the run waits);
            -1 no such run or task, or the task is not that client's (orphan entry); -2 nothing to run (task terminal,
            or the run waits for input or is done); -3 the entry is not the run's current queue entry (stale); -4 the
            run is leased by a live owner
 ]]
+-- @include "stored-bytes"
+-- @include "push-outbox"
+
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
 local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'id')
 if not task[1] or task[2] ~= ARGV[5] then
@@ -71,4 +81,20 @@ local exhausted = 0
 if tries > tonumber(ARGV[4]) then
   exhausted = 1
 end
-return {fence, tries, exhausted, tonumber(run[7] or 0), state, task[2], task[3]}
+local cancel = tonumber(run[7] or 0)
+if ARGV[8] ~= '1' or exhausted == 1 or cancel == 1 then
+  return {fence, tries, exhausted, cancel, state, task[2], task[3]}
+end
+local current = redis.call('HMGET', KEYS[2], 'rev', 'ctx')
+local rev = tonumber(current[1]) + 1
+local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(current[2])
+  .. ',"status":' .. ARGV[9] .. '}}'
+local statusBytes = #ARGV[9] - redis.call('HSTRLEN', KEYS[2], 'st')
+redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'ts', ARGV[10], 'st', ARGV[9])
+redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
+addStoredBytes(KEYS[2], KEYS[14], task[2], task[3], statusBytes, #event)
+enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, event)
+redis.call('ZADD', KEYS[10], ARGV[10], taskId)
+redis.call('PUBLISH', ARGV[11], taskId .. ' TASK_STATE_WORKING')
+return {fence, tries, exhausted, cancel, 'TASK_STATE_WORKING', task[2], task[3], redis.call('HGETALL', KEYS[2]),
+  redis.call('GET', KEYS[9]) or ''}
