@@ -29,8 +29,11 @@ export interface OutputSink {
   failureMessage(message: string): Promise<string>;
 }
 
-/** The writes a sink makes: RunWriter in production, a recorder in unit tests. */
-export type OutputTarget = Pick<RunWriter, "artifact" | "status">;
+/**
+ * The writes a sink makes: RunWriter in production, a recorder in unit tests. `room`, where present, resolves when the
+ * target can take more streamed text (see RunWriter.room); without it a text delta waits for the previous one's write.
+ */
+export type OutputTarget = Pick<RunWriter, "artifact" | "status"> & Partial<Pick<RunWriter, "room">>;
 
 /** Name of the artifact that collects a leg's text deltas. */
 export const TEXT_ARTIFACT_NAME = "response";
@@ -39,6 +42,8 @@ export const TEXT_ARTIFACT_NAME = "response";
  * Writes output straight to the journal. Text deltas form one artifact per leg: the first chunk without `append`
  * (so a retried leg replaces its earlier partial text), later chunks with `append: true`, and the final one with
  * `lastChunk: true`. To mark the final chunk, the newest delta is held until the next one arrives or the leg ends.
+ * A delta resolves once the writer has room for it, not once it is written: deltas asked for while a write is in
+ * flight share the next one (a lost lease aborts the run, which the next emit sees).
  */
 export class JournalSink implements OutputSink {
   private held: string | undefined;
@@ -53,7 +58,9 @@ export class JournalSink implements OutputSink {
     if (delta === "") return Promise.resolve();
     const previous = this.flushHeld(false);
     this.held = delta;
-    return previous;
+    if (!this.writer.room) return previous;
+    previous.catch(() => {});
+    return this.writer.room();
   }
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {

@@ -1,4 +1,6 @@
 // The actors area: supervisor, actor processes, sweep, status and the handler API. Other areas import only this.
+
+export { applyArtifact } from "../journal/index.ts";
 export { Actor, type ActorOptions } from "./actor.ts";
 export { type ApiKeys, resolveApiKeys } from "./api-keys.ts";
 export { CheckedSink, type CheckedSinkOptions } from "./checked-sink.ts";
@@ -65,7 +67,7 @@ export { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, profileGuardrai
 export { type RestartDecision, RestartPolicy } from "./restart-policy.ts";
 export { DEAD_LETTER_RETENTION_SECONDS, type RetentionReport } from "./retention.ts";
 export { GENERIC_FAILURE, type QueueEntry, timeLimitFailure } from "./run-executor.ts";
-export { applyArtifact, LeaseLostError, RunWriter } from "./run-writer.ts";
+export { LeaseLostError, RunWriter } from "./run-writer.ts";
 export { liveWorkers, readStatus, type StatusReport, statusExitCode, type WorkerStatus } from "./status.ts";
 export { formatStatus } from "./status-format.ts";
 export { type ActorStart, runSupervisor, type SupervisorOptions } from "./supervisor.ts";

@@ -10,9 +10,9 @@ import {
   PASS,
   type Verdict,
 } from "../guardrail/index.ts";
+import { applyArtifact } from "../journal/index.ts";
 import type { Artifact } from "../protocol/index.ts";
 import { type ArtifactChunk, HandlerFailure } from "./handlers/handler-api.ts";
-import { applyArtifact } from "./run-writer.ts";
 
 /** The status message of a task whose output did not pass the check (the reason stays in the worker's log). */
 export const CONTENT_CHECK_FAILED = "The answer did not pass the content check.";

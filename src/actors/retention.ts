@@ -21,7 +21,7 @@ const DUE_BATCHES = 10;
 /** The lifetimes of a task whose profile is not configured (the schema's defaults). */
 const DEFAULT_LIFETIMES: TaskLifetimes = {
   retentionSeconds: 86_400,
-  journalRetentionSeconds: 60,
+  journalRetentionSeconds: 0,
   inputTimeoutSeconds: 86_400,
 };
 

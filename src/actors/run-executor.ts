@@ -55,6 +55,11 @@ export interface ExecutorOptions {
   fetch?: typeof fetch;
   /** Where guardrails read the variable named by `guardrails.moderation.apiKeyEnv` (the entry file passes it). */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * false: the claim only takes the lease, and the task is read and moved to WORKING after it (two more round trips,
+   * the window in which a lease can lapse before the leg begins). Default true: the claim starts the run.
+   */
+  startInClaim?: boolean | undefined;
   /** Told how each claimed leg ended; `startedAt` is performance.now() at the claim (metrics). */
   onRun?: ((outcome: RunOutcome, startedAt: number) => void) | undefined;
 }
@@ -221,6 +226,10 @@ export class RunExecutor {
         leaseMs,
         config.worker.maxAttempts,
         entry.clientId,
+        // a run that is not handed back at once starts in the claim: WORKING, and the task read in the same script
+        this.draining || this.o.startInClaim === false
+          ? undefined
+          : { status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() } },
       ),
     );
     if (typeof claim === "string") {
@@ -243,8 +252,15 @@ export class RunExecutor {
     }
   }
 
-  /** Acknowledges the leg's entry and learns, in the same round trip, its client's oldest deferred run. */
-  private async ack(leg: LegEnd): Promise<void> {
+  /**
+   * Acknowledges the leg's entry and learns, in the same round trip, its client's oldest deferred run; nothing more
+   * when the step that ended the leg did both already (the run's end in one script).
+   */
+  private async ack(leg: LegEnd, writer?: RunWriter): Promise<void> {
+    if (writer?.acked) {
+      leg.oldestDeferred = writer.acked.oldestDeferred;
+      return;
+    }
     const { entry, claim } = leg;
     leg.oldestDeferred = (await this.o.ledger.ack(entry.shard, entry.id, claim.clientId)) ?? null;
   }
@@ -263,7 +279,7 @@ export class RunExecutor {
       ended("drained");
       return;
     }
-    const record = await this.readTask(entry);
+    const record = claim.record ?? (await this.readTask(entry));
     if (!record) return await this.ack(leg);
     const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
     const control: RunControl = { controller: new AbortController(), reason: undefined, startedAt };
@@ -272,9 +288,11 @@ export class RunExecutor {
       claim,
       { taskId: record.id, contextId: record.contextId },
       record.artifacts,
-      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 3600, inputTimeoutSeconds: 86_400 },
+      profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 0, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
     );
+    // the leg's end acknowledges its queue entry in its own step; an exhausted run's entry is dead-lettered instead
+    writer.ackOnEnd = !claim.exhausted;
     try {
       if (claim.exhausted) {
         const attempts = config.worker.maxAttempts;
@@ -286,14 +304,14 @@ export class RunExecutor {
         ended("exhausted");
       } else if (claim.cancelRequested) {
         await writer.status("TASK_STATE_CANCELED", { text: "Canceled at the client's request" });
-        await this.ack(leg);
+        await this.ack(leg, writer);
         ended("canceled");
       } else {
         const handler = profile ? this.o.handlers.get(profile.handler) : undefined;
         if (!profile || !handler) {
           log.error({ profile: claim.profile, handler: profile?.handler }, "no such profile or handler on this worker");
           await writer.status("TASK_STATE_FAILED", { text: "This agent is not available on this worker" });
-          await this.ack(leg);
+          await this.ack(leg, writer);
           ended("unavailable");
         } else {
           const finished = await this.runLeg(leg, record, profile, handler, writer, control, log);
@@ -334,7 +352,7 @@ export class RunExecutor {
       log,
     ).start(control.startedAt);
     try {
-      await writer.status("TASK_STATE_WORKING");
+      if (!claim.record) await writer.status("TASK_STATE_WORKING");
       const legNumber = record.history.filter((message) => message.role === "ROLE_USER").length;
       const signal = control.controller.signal;
       const guardrail = this.guardrails.get(profile.name);
@@ -424,7 +442,7 @@ export class RunExecutor {
     } else if (failure !== undefined) {
       await this.fail(failure, writer, sink, log);
     }
-    await this.ack(leg);
+    await this.ack(leg, writer);
     return true;
   }
 
@@ -439,8 +457,12 @@ export class RunExecutor {
   }
 
   private async readTask(entry: QueueEntry): Promise<TaskRecord | undefined> {
-    const fields = await this.o.redis.hgetall(this.o.keys.task(entry.shard, entry.taskId));
-    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields);
+    const { keys, redis } = this.o;
+    const [fields, chunks] = await Promise.all([
+      redis.hgetall(keys.task(entry.shard, entry.taskId)),
+      redis.get(keys.artifactChunks(entry.shard, entry.taskId)),
+    ]);
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields, chunks);
   }
 
   private llmFor(profile: Profile): LlmClient | undefined {

@@ -1,7 +1,10 @@
 // The only writer of one claimed run: every status and artifact change goes through the transition script with the
-// claim's fencing token, in call order. A write answered "stale" means the lease is lost: nothing more is written.
+// claim's fencing token, in call order, one step in flight at a time. What is asked while a step is in flight waits
+// and goes in the next step, appends to one artifact merged into one update, so that a streamed answer costs a bounded
+// number of round trips and bytes per byte of text. A write answered "stale" means the lease is lost: nothing more is
+// written.
 import { ulid } from "ulid";
-import type { Claim, RunLedger } from "../journal/index.ts";
+import { applyArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 
 export class LeaseLostError extends Error {
@@ -31,33 +34,73 @@ export interface StatusOptions {
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** Applies one artifact event to the stored list: a new artifactId is added, an equal one replaced or appended to. */
-export function applyArtifact(list: Artifact[], artifact: Artifact, append: boolean): Artifact[] {
-  const index = list.findIndex((item) => item.artifactId === artifact.artifactId);
-  const existing = list[index];
-  if (!existing) return [...list, artifact];
-  let merged = artifact;
-  if (append) {
-    const parts = [...existing.parts];
-    for (const part of artifact.parts) {
-      const last = parts[parts.length - 1];
-      if (last && "text" in last && "text" in part && typeof last.text === "string" && typeof part.text === "string") {
-        parts[parts.length - 1] = { ...last, text: last.text + part.text };
-      } else parts.push(part);
-    }
-    merged = { ...existing, parts };
-  }
-  return list.map((item, i) => (i === index ? merged : item));
+/** Unwritten artifact text (bytes of update JSON) past which `room()` makes a streaming handler wait. */
+export const BACKLOG_HIGH_WATER_BYTES = 256 * 1024;
+
+const INTERRUPTED: ReadonlySet<TaskState> = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
+const TERMINAL: ReadonlySet<TaskState> = new Set([
+  "TASK_STATE_COMPLETED",
+  "TASK_STATE_FAILED",
+  "TASK_STATE_CANCELED",
+  "TASK_STATE_REJECTED",
+]);
+
+type ArtifactUpdate = NonNullable<StreamResponse["artifactUpdate"]>;
+
+/** A status change waiting for its step. */
+interface StatusWrite {
+  readonly state: TaskState;
+  readonly status: TaskStatus;
+  readonly event: StreamResponse;
+  readonly historyMessage: Message | undefined;
+  /** At a run's end (terminal or interrupted): the whole artifact list then, which the step compacts into. */
+  readonly artifacts: readonly Artifact[] | undefined;
+  /** At a run's end with `ackOnEnd`: the step also acknowledges and deletes the leg's queue entry. */
+  readonly ack: boolean;
+}
+
+/** What waits for the next step: artifact updates (merged where they can be), then at most one status change. */
+interface Pending {
+  updates: ArtifactUpdate[];
+  status: StatusWrite | undefined;
+  bytes: number;
+  settle: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
+/** An artifact's fields other than its parts, as JSON (two updates merge only when these agree). */
+function envelope(artifact: Artifact): string {
+  const { parts: _parts, ...rest } = artifact;
+  return JSON.stringify(rest);
+}
+
+/** `next` folded into `last` when it appends to the same artifact with the same envelope; else undefined. */
+function merged(last: ArtifactUpdate | undefined, next: ArtifactUpdate): ArtifactUpdate | undefined {
+  if (!last || next.append !== true || last.artifact.artifactId !== next.artifact.artifactId) return undefined;
+  if (envelope(last.artifact) !== envelope(next.artifact)) return undefined;
+  const joined: ArtifactUpdate = {
+    ...last,
+    artifact: applyArtifact([last.artifact], next.artifact, true)[0] ?? last.artifact,
+  };
+  if (next.lastChunk) joined.lastChunk = true;
+  else delete joined.lastChunk;
+  return joined;
 }
 
 export class RunWriter {
-  private chain: Promise<void> = Promise.resolve();
   private lostReason: string | undefined;
-  /** The task's whole artifact list as this run has written it. */
+  /** The task's whole artifact list, with every update asked for so far applied. */
   artifacts: Artifact[];
+  private pending: Pending | undefined;
+  private inFlight: Promise<void> | undefined;
+  private backlog = 0;
+  private readonly roomWaiters: (() => void)[] = [];
+  /** Whether the status that ends the leg (terminal or interrupted) acknowledges its queue entry in the same step. */
+  ackOnEnd = false;
+  /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
+  acked: { oldestDeferred: string | null } | undefined;
 
   constructor(
-    private readonly ledger: RunLedger,
+    private readonly ledger: Pick<RunLedger, "transition">,
     private readonly claim: Claim,
     private readonly task: RunTask,
     artifacts: readonly Artifact[],
@@ -83,68 +126,137 @@ export class RunWriter {
     return message;
   }
 
-  /** A status change (or, with state WORKING, a progress note). */
+  /** A status change (or, with state WORKING, a progress note). Resolves when it is written. */
   status(state: TaskState, options: StatusOptions = {}): Promise<void> {
     const status: TaskStatus = { state, timestamp: new Date().toISOString() };
     const message = options.text === undefined ? undefined : this.agentMessage(options.text, options.metadata);
     if (message) status.message = message;
     const update: NonNullable<StreamResponse["statusUpdate"]> = { ...this.task, status };
     if (options.metadata) update.metadata = options.metadata;
-    return this.enqueue(() => ({
-      kind: "status",
-      state,
-      status,
-      event: { statusUpdate: update },
-      historyMessage: options.history ? message : undefined,
-    }));
-  }
-
-  /** An artifact event; the stored list is updated the same way a client applies the event. */
-  artifact(artifact: Artifact, options: { append?: boolean; lastChunk?: boolean } = {}): Promise<void> {
-    return this.enqueue(() => {
-      const update: NonNullable<StreamResponse["artifactUpdate"]> = { ...this.task, artifact };
-      if (options.append) update.append = true;
-      if (options.lastChunk) update.lastChunk = true;
-      const artifacts = applyArtifact(this.artifacts, artifact, options.append === true);
-      return { kind: "artifact", state: "TASK_STATE_WORKING", event: { artifactUpdate: update }, artifacts };
+    const ends = TERMINAL.has(state) || INTERRUPTED.has(state);
+    return this.add((pending) => {
+      pending.status = {
+        state,
+        status,
+        event: { statusUpdate: update },
+        historyMessage: options.history ? message : undefined,
+        // the list as of this step: a status change closes its step, so it holds every update asked for before it
+        artifacts: ends && this.artifacts.length > 0 ? this.artifacts : undefined,
+        ack: ends && this.ackOnEnd,
+      };
     });
   }
 
-  /** Waits for every write enqueued so far. */
-  async flushed(): Promise<void> {
-    await this.chain.catch(() => {});
+  /** An artifact update, applied to the list the way a client applies it. Resolves when it is written. */
+  artifact(artifact: Artifact, options: { append?: boolean; lastChunk?: boolean } = {}): Promise<void> {
+    const update: ArtifactUpdate = { ...this.task, artifact };
+    if (options.append) update.append = true;
+    if (options.lastChunk) update.lastChunk = true;
+    const size = JSON.stringify(artifact.parts).length;
+    return this.add((pending) => {
+      this.artifacts = applyArtifact(this.artifacts, artifact, options.append === true);
+      const joined = merged(pending.updates.at(-1), update);
+      if (joined) pending.updates[pending.updates.length - 1] = joined;
+      else pending.updates.push(update);
+      pending.bytes += size;
+    });
   }
 
-  private enqueue(
-    build: () => {
-      kind: "status" | "artifact";
-      state: TaskState;
-      status?: TaskStatus;
-      event: StreamResponse;
-      artifacts?: Artifact[];
-      historyMessage?: Message | undefined;
-    },
-  ): Promise<void> {
-    const next = this.chain.then(async () => {
+  /**
+   * Resolves at once while the unwritten artifact text is under BACKLOG_HIGH_WATER_BYTES, else once it is: a handler
+   * that streams deltas awaits this instead of each delta's write, so that its deltas share steps.
+   */
+  room(): Promise<void> {
+    if (this.backlog < BACKLOG_HIGH_WATER_BYTES || this.lostReason !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  /** Waits for every write asked for so far. */
+  async flushed(): Promise<void> {
+    while (this.inFlight || this.pending) await (this.inFlight ?? Promise.resolve()).catch(() => {});
+  }
+
+  /**
+   * Adds a write to the pending step: after a status change, a new step begins. The step is sent when the one in
+   * flight has landed (a microtask later when none is), so that writes asked for together go together.
+   */
+  private add(fill: (pending: Pending) => void): Promise<void> {
+    if (this.lostReason !== undefined) return Promise.reject(new LeaseLostError(this.lostReason));
+    if (this.pending?.status) {
+      const before = this.pending;
+      // a status change closes its step: what follows waits for the step after it
+      return this.afterStep(before).then(() => this.add(fill));
+    }
+    this.pending ??= { updates: [], status: undefined, bytes: 0, settle: [] };
+    const pending = this.pending;
+    const before = pending.bytes;
+    fill(pending);
+    this.backlog += pending.bytes - before;
+    const written = new Promise<void>((resolve, reject) => pending.settle.push({ resolve, reject }));
+    if (!this.inFlight) queueMicrotask(() => this.pump());
+    return written;
+  }
+
+  /** Resolves (never rejects) once `step` has been sent and settled. */
+  private afterStep(step: Pending): Promise<void> {
+    return new Promise((resolve) => step.settle.push({ resolve, reject: () => resolve() }));
+  }
+
+  private pump(): void {
+    if (this.inFlight || !this.pending) return;
+    const step = this.pending;
+    this.pending = undefined;
+    this.inFlight = this.send(step).finally(() => {
+      this.inFlight = undefined;
+      this.backlog -= step.bytes;
+      if (this.backlog < BACKLOG_HIGH_WATER_BYTES || this.lostReason !== undefined) {
+        for (const wake of this.roomWaiters.splice(0)) wake();
+      }
+      this.pump();
+    });
+  }
+
+  private async send(step: Pending): Promise<void> {
+    try {
       if (this.lostReason !== undefined) throw new LeaseLostError(this.lostReason);
-      const input = build();
-      const result = await this.ledger.transition({
-        claim: this.claim,
-        ...input,
-        retentionSeconds: this.retention.retentionSeconds,
-        journalRetentionSeconds: this.retention.journalRetentionSeconds,
-        inputTimeoutSeconds: this.retention.inputTimeoutSeconds,
-      });
+      const result = await this.ledger.transition(this.transitionOf(step));
       if (!result.ok) {
         this.lostReason = result.reason;
         this.onLost(result.reason);
         throw new LeaseLostError(result.reason);
       }
-      if (input.artifacts) this.artifacts = input.artifacts;
-    });
-    // The chain goes on after a failed write; the handler attached here also keeps a caller that does not await
-    // the returned promise from causing an unhandled rejection.
-    this.chain = next.catch(() => {});
-    return next;
+      if (result.acked) this.acked = { oldestDeferred: result.oldestDeferred ?? null };
+    } catch (error) {
+      for (const { reject } of step.settle) reject(error);
+      return;
+    }
+    for (const { resolve } of step.settle) resolve();
+  }
+
+  /** One transition: the step's artifact updates, then its status change; a run's end compacts the artifact list. */
+  private transitionOf(step: Pending): TransitionInput {
+    const events: StreamResponse[] = step.updates.map((artifactUpdate) => ({ artifactUpdate }));
+    const common = {
+      claim: this.claim,
+      retentionSeconds: this.retention.retentionSeconds,
+      journalRetentionSeconds: this.retention.journalRetentionSeconds,
+      inputTimeoutSeconds: this.retention.inputTimeoutSeconds,
+    };
+    const { status } = step;
+    if (!status) {
+      const last = events.pop() as StreamResponse;
+      return { ...common, kind: "artifact", state: "TASK_STATE_WORKING", event: last, artifactEvents: events };
+    }
+    return {
+      ...common,
+      kind: "status",
+      state: status.state,
+      status: status.status,
+      event: status.event,
+      artifactEvents: events,
+      historyMessage: status.historyMessage,
+      ...(status.artifacts ? { artifacts: status.artifacts } : {}),
+      ...(status.ack ? { ackEntry: this.claim.entryId } : {}),
+    };
   }
 }

@@ -507,9 +507,12 @@ export const ProfileSchema = Type.Object(
       86_400,
     ),
     journalRetentionSeconds: integer(
-      "How long a finished task's journal stream is kept. Streams and blocking waits need it only until they have read the " +
-        "last event (webhooks have their own outbox), and a stream costs about 4.7 KB of Redis memory, so it is short.",
-      60,
+      "How long a finished task's journal stream is kept. Streams need it only until they have read the last event " +
+        "(webhooks have their own outbox; blocking waits and GetTask read the task), and a stream costs about 4.7 KB of " +
+        "Redis memory, so by default (0) the terminal step deletes it, unless a stream follows the task: then it is kept " +
+        "60 s for that stream.",
+      0,
+      0,
     ),
     fullTextCheck: FullTextCheckSchema,
     guardrails: GuardrailsSchema,

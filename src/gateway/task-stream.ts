@@ -89,6 +89,19 @@ class TaskStream implements TaskFollower {
       return;
     }
     if (compareEntryIds(snapshot.cursor, this.cursor) > 0) this.pump();
+    else if (snapshot.record.rev > this.position.rev && !this.pumping) this.resync(snapshot);
+  }
+
+  /**
+   * A newer revision without newer journal entries: the task ended and its journal was deleted before this stream's
+   * lease was seen (a journal kept for 0 s goes with the terminal step when no stream follows the task). The snapshot
+   * stands for the events missed, as a stream's recovery always is.
+   */
+  private resync(snapshot: Snapshot): void {
+    this.position.state = snapshot.record.state;
+    this.position.rev = snapshot.record.rev;
+    this.sink.send({ task: toTask(snapshot.record, this.input.view) }, this.position);
+    if (closesStream(this.position.state)) this.sink.end("done");
   }
 
   private pump(): void {

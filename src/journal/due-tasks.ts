@@ -71,6 +71,7 @@ export class DueTasks {
             k.clientTasks(shard, client, profile),
             k.bytes(shard),
             k.contextTasks(shard, client, profile, contextId),
+            k.artifactChunks(shard, id),
           ],
           [id, client],
         );
@@ -117,6 +118,7 @@ export class DueTasks {
             k.pushQueue(shard, taskId),
             k.pushReady(shard),
             k.contextTasks(shard, client ?? "", profile ?? "", contextId ?? ""),
+            k.taskStreams(shard, taskId),
           ],
           [
             taskId,

@@ -40,5 +40,12 @@ export type {
   Snapshot,
 } from "./task-journal.ts";
 export { LIST_FILTER_READS, parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
-export { decodeTaskFields, type TaskRecord, type TaskViewOptions, toTask } from "./task-view.ts";
+export {
+  applyArtifact,
+  assembleArtifacts,
+  decodeTaskFields,
+  type TaskRecord,
+  type TaskViewOptions,
+  toTask,
+} from "./task-view.ts";
 export { type AddressPolicy, checkUrlForm, isAllowListed, type UrlForm, type UrlRefusal } from "./webhook-url.ts";

@@ -43,6 +43,14 @@ export class KeySpace {
   journal(shard: number, taskId: string): string {
     return `${this.shard(shard)}journal:${taskId}`;
   }
+  /**
+   * STRING: the task's artifact events since its artifact list was last compacted, each `,` + StreamResponse JSON
+   * (`{"artifactUpdate":…}`), in journal order. A streamed delta appends here in O(delta); readers apply these events
+   * to the task's `arts` list; the run's end (terminal or interrupted) folds them into `arts` and deletes this key.
+   */
+  artifactChunks(shard: number, taskId: string): string {
+    return `${this.shard(shard)}chunks:${taskId}`;
+  }
   /** HASH: a task's push notification configs, config id → TaskPushNotificationConfig JSON (with credentials). */
   pushConfigs(shard: number, taskId: string): string {
     return `${this.shard(shard)}push:${taskId}`;

@@ -6,6 +6,7 @@ import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from ".
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
 import { type RedisLike, runScript } from "./scripts.ts";
+import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */
 export interface Claim {
@@ -20,6 +21,8 @@ export interface Claim {
   state: TaskState;
   clientId: string;
   profile: string;
+  /** The task as the claim left it, when the claim started the run (moved it to WORKING; see `claim`'s `start`). */
+  record?: TaskRecord;
 }
 
 /**
@@ -37,19 +40,27 @@ const CLAIM_REFUSALS: Record<number, ClaimRefusal> = {
 
 export interface TransitionInput {
   claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">;
+  /** "status": a state change or progress note (`event` is its status update); "artifact": `event` is an artifact update. */
   kind: "status" | "artifact";
   state: TaskState;
   /** The new status (status kind); omitted keeps the stored one. */
   status?: TaskStatus | undefined;
   event: StreamResponse;
-  /** The whole artifact list after this change; omitted keeps the stored one. */
-  artifacts?: Artifact[] | undefined;
+  /** Artifact updates journaled before `event` in the same step (chunks coalesced while a write was in flight). */
+  artifactEvents?: readonly StreamResponse[] | undefined;
+  /**
+   * The whole artifact list after this step, which replaces the stored one and empties the chunk store (compaction);
+   * omitted, the step's artifact updates are appended to the chunk store (O(update)).
+   */
+  artifacts?: readonly Artifact[] | undefined;
   /** A message to append to the task's history. */
   historyMessage?: Message | undefined;
   retentionSeconds: number;
   journalRetentionSeconds: number;
   /** How long an interrupted task waits for the client's next message before it fails (default 86,400 s). */
   inputTimeoutSeconds?: number | undefined;
+  /** The leg's queue entry, acknowledged and deleted by a step that ends the leg (terminal or interrupted state). */
+  ackEntry?: string | undefined;
 }
 
 export interface LedgerSettings {
@@ -57,13 +68,24 @@ export interface LedgerSettings {
   maxRunningTasks?: number;
 }
 
-export type TransitionResult = { ok: true; rev: number } | { ok: false; reason: "missing" | "stale" | "illegal" };
+/**
+ * A written step's revision; with `acked`, the step acknowledged and deleted the leg's queue entry and read its
+ * client's oldest deferred run (null: none), as `ack` does.
+ */
+export type TransitionResult =
+  | { ok: true; rev: number; acked?: true; oldestDeferred?: string | null }
+  | { ok: false; reason: "missing" | "stale" | "illegal" };
 
 const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal" } as const;
 
 /** The task's context, as every event of its journal names it. */
-function contextOf(event: StreamResponse): string {
-  return event.statusUpdate?.contextId ?? event.artifactUpdate?.contextId ?? event.task?.contextId ?? "";
+/** The task's context, as the step's events name it (its key is one of the transition's). */
+function contextOf(event: StreamResponse, artifactEvents: readonly StreamResponse[] = []): string {
+  for (const one of [event, ...artifactEvents]) {
+    const contextId = one.statusUpdate?.contextId ?? one.artifactUpdate?.contextId ?? one.task?.contextId;
+    if (contextId !== undefined) return contextId;
+  }
+  return "";
 }
 
 export class RunLedger {
@@ -80,7 +102,8 @@ export class RunLedger {
   /**
    * Takes the lease of a queued (or lease-expired) run, or defers it when its client is at its running-run limit.
    * `clientId` comes from the queue entry; without it (an entry written before entries named their client) it is read
-   * from the task.
+   * from the task. With `start`, a claim that will run the handler (not exhausted, no cancel requested) also moves the
+   * task to WORKING with that status and returns the task (`record`) in the same script.
    */
   async claim(
     shard: number,
@@ -90,6 +113,7 @@ export class RunLedger {
     leaseMs: number,
     maxAttempts: number,
     clientId?: string,
+    start?: { status: TaskStatus },
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
     const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
@@ -104,12 +128,30 @@ export class RunLedger {
         k.clientDeferred(shard, client),
         k.deferredClients(shard),
         k.queue(shard),
+        k.journal(shard, taskId),
+        k.artifactChunks(shard, taskId),
+        k.pushConfigs(shard, taskId),
+        k.pushQueue(shard, taskId),
+        k.pushReady(shard),
+        k.bytes(shard),
       ],
-      [owner, leaseMs, entryId, maxAttempts, client, this.maxRunningTasks, QUEUE_GROUP],
+      [
+        owner,
+        leaseMs,
+        entryId,
+        maxAttempts,
+        client,
+        this.maxRunningTasks,
+        QUEUE_GROUP,
+        start ? "1" : "",
+        start ? JSON.stringify(start.status) : "",
+        start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
+        k.eventsChannel(),
+      ],
     );
     if (reply === 0) return "deferred";
     if (typeof reply === "number") return CLAIM_REFUSALS[reply] ?? "orphan";
-    const [fence, tries, exhausted, cancel, state, taskClient, profile] = reply as [
+    const [fence, tries, exhausted, cancel, state, taskClient, profile, fields, chunks] = reply as [
       number,
       number,
       number,
@@ -117,8 +159,12 @@ export class RunLedger {
       TaskState,
       string,
       string,
+      string[] | undefined,
+      string | undefined,
     ];
+    const started = fields ? { record: decodeTaskFields(fields, chunks) } : {};
     return {
+      ...started,
       shard,
       taskId,
       entryId,
@@ -148,6 +194,8 @@ export class RunLedger {
     const { claim } = input;
     const k = this.keys;
     const s = claim.shard;
+    const artifactEvents = (input.artifactEvents ?? []).map((event) => JSON.stringify(event));
+    if (input.kind === "artifact") artifactEvents.push(JSON.stringify(input.event));
     const reply = await runScript(
       this.redis,
       "transition",
@@ -166,14 +214,16 @@ export class RunLedger {
         k.inputDue(s),
         k.purge(s),
         k.bytes(s),
-        k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event)),
+        k.artifactChunks(s, claim.taskId),
+        k.taskStreams(s, claim.taskId),
+        k.queue(s),
+        k.clientDeferred(s, claim.clientId),
+        k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event, input.artifactEvents)),
       ],
       [
         claim.fence,
-        input.kind,
-        input.state,
+        input.kind === "status" ? input.state : "",
         input.status ? JSON.stringify(input.status) : "",
-        JSON.stringify(input.event),
         input.artifacts ? JSON.stringify(input.artifacts) : "",
         input.historyMessage ? JSON.stringify(input.historyMessage) : "",
         input.status ? Date.parse(input.status.timestamp ?? "") || Date.now() : Date.now(),
@@ -181,8 +231,17 @@ export class RunLedger {
         input.journalRetentionSeconds,
         k.eventsChannel(),
         input.inputTimeoutSeconds ?? 86_400,
+        input.ackEntry ?? "",
+        QUEUE_GROUP,
+        artifactEvents.length,
+        ...artifactEvents,
+        ...(input.kind === "status" ? [JSON.stringify(input.event)] : []),
       ],
     );
+    if (Array.isArray(reply)) {
+      const [rev, oldest] = reply as [number, string];
+      return { ok: true, rev, acked: true, oldestDeferred: oldest === "" ? null : oldest };
+    }
     const code = Number(reply);
     if (code > 0) return { ok: true, rev: code };
     return { ok: false, reason: TRANSITION_FAILURES[code as -1 | -2 | -3] ?? "missing" };

@@ -383,14 +383,14 @@ export class TaskJournal {
       reply = await runScript(
         this.redis,
         "snapshot",
-        [this.keys.task(shard, taskId), this.keys.journal(shard, taskId)],
+        [this.keys.task(shard, taskId), this.keys.journal(shard, taskId), this.keys.artifactChunks(shard, taskId)],
         [],
       );
     } catch (error) {
       storeFailure(error);
     }
     if (!Array.isArray(reply) || reply.length < 2) return undefined;
-    const record = decodeTaskFields(reply[0] as string[]);
+    const record = decodeTaskFields(reply[0] as string[], reply[2] as string | undefined);
     if (record.clientId !== clientId || (profile !== undefined && record.profile !== profile)) return undefined;
     return { record, cursor: reply[1] as string };
   }
@@ -438,6 +438,7 @@ export class TaskJournal {
           k.clientDeferred(shard, clientId),
           k.deferredClients(shard),
           k.contextTasks(shard, clientId, profile, current.record.contextId),
+          k.taskStreams(shard, taskId),
         ],
         [
           clientId,

@@ -1,6 +1,7 @@
 // Decodes a stored task hash into the A2A Task a client sees, with historyLength and includeArtifacts applied.
-// The hash keeps JSON strings for status, history and artifacts, so this is the only place that parses them.
-import type { Artifact, Message, Task, TaskState, TaskStatus } from "../protocol/index.ts";
+// The hash keeps JSON strings for status, history and artifacts, so this is the only place that parses them; the
+// artifact events streamed since the list was last compacted (the task's chunk store) are applied here too.
+import type { Artifact, Message, StreamResponse, Task, TaskState, TaskStatus } from "../protocol/index.ts";
 
 /** A task as stored, with its bookkeeping beside the A2A view. */
 export interface TaskRecord {
@@ -19,8 +20,51 @@ export interface TaskRecord {
   readonly metadata: Record<string, unknown> | undefined;
 }
 
-/** Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into a record. */
-export function decodeTaskFields(fields: readonly string[] | Record<string, string>): TaskRecord {
+/**
+ * Applies one artifact event to a list as a client applies it: a new artifactId is added, an equal one replaced, or,
+ * with `append`, its parts added (a text part joined to a text part that ends the list).
+ */
+export function applyArtifact(list: Artifact[], artifact: Artifact, append: boolean): Artifact[] {
+  const index = list.findIndex((item) => item.artifactId === artifact.artifactId);
+  const existing = list[index];
+  if (!existing) return [...list, artifact];
+  let merged = artifact;
+  if (append) {
+    const parts = [...existing.parts];
+    for (const part of artifact.parts) {
+      const last = parts[parts.length - 1];
+      if (last && "text" in last && "text" in part && typeof last.text === "string" && typeof part.text === "string") {
+        parts[parts.length - 1] = { ...last, text: last.text + part.text };
+      } else parts.push(part);
+    }
+    merged = { ...existing, parts };
+  }
+  return list.map((item, i) => (i === index ? merged : item));
+}
+
+/**
+ * The artifact list of a task: its compacted `arts` JSON with the events of its chunk store applied in order (the
+ * store holds `,`-prefixed StreamResponse JSON, see KeySpace.artifactChunks). O(stored bytes).
+ */
+export function assembleArtifacts(arts: string | undefined, chunks: string | null | undefined): Artifact[] {
+  let list = JSON.parse(arts ?? "[]") as Artifact[];
+  if (!chunks) return list;
+  const events = JSON.parse(`[${chunks.slice(1)}]`) as StreamResponse[];
+  for (const event of events) {
+    const update = event.artifactUpdate;
+    if (update) list = applyArtifact(list, update.artifact, update.append === true);
+  }
+  return list;
+}
+
+/**
+ * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into a record; `chunks` is the task's
+ * chunk store (GET of KeySpace.artifactChunks; null or absent when it has none).
+ */
+export function decodeTaskFields(
+  fields: readonly string[] | Record<string, string>,
+  chunks?: string | null,
+): TaskRecord {
   let map: Record<string, string>;
   if (Array.isArray(fields)) {
     map = {};
@@ -39,7 +83,7 @@ export function decodeTaskFields(fields: readonly string[] | Record<string, stri
     timestampMs: Number(map.ts ?? 0),
     status: JSON.parse(map.st ?? "{}") as TaskStatus,
     history: JSON.parse(map.hist ?? "[]") as Message[],
-    artifacts: JSON.parse(map.arts ?? "[]") as Artifact[],
+    artifacts: assembleArtifacts(map.arts, chunks),
     metadata: map.meta ? (JSON.parse(map.meta) as Record<string, unknown>) : undefined,
   };
 }

@@ -10,8 +10,8 @@ import { type Child, waitFor } from "./processes.ts";
 import { bytes, fmt, type Section } from "./results.ts";
 import { startSdkServer } from "./sdk-peer.ts";
 
-/** Longer than running every task takes, so that "right after completion" still sees every task's keys. */
-const JOURNAL_RETENTION_SECONDS = 15;
+/** The default: the terminal step deletes the journal (no stream follows these tasks). */
+const JOURNAL_RETENTION_SECONDS = 0;
 const RETENTION_SECONDS = 20;
 
 interface Stats {

@@ -57,14 +57,19 @@ interface Answer {
   cpu: { gateway: number; actors: number; redis: number };
 }
 
-/** The text bytes of an artifact update's parts ("text" parts only; the answer is ASCII, so characters = bytes). */
+type Parts = { parts?: { text?: string }[] };
+
+/**
+ * The text bytes of an artifact update's parts, or of the artifacts of the opening task snapshot (which holds what
+ * the actor wrote before the snapshot was read); "text" parts only, and the answer is ASCII, so characters = bytes.
+ */
 function textBytes(data: string): number {
-  if (!data.includes('"artifactUpdate"')) return 0;
-  const parsed = JSON.parse(data) as { result?: { artifactUpdate?: { artifact?: { parts?: { text?: string }[] } } } };
-  return (parsed.result?.artifactUpdate?.artifact?.parts ?? []).reduce(
-    (sum, part) => sum + (part.text?.length ?? 0),
-    0,
-  );
+  if (!data.includes('"artifactUpdate"') && !data.includes('"artifacts"')) return 0;
+  const parsed = JSON.parse(data) as {
+    result?: { artifactUpdate?: { artifact?: Parts }; task?: { artifacts?: Parts[] } };
+  };
+  const artifacts = parsed.result?.task?.artifacts ?? [parsed.result?.artifactUpdate?.artifact ?? {}];
+  return artifacts.flatMap((artifact) => artifact.parts ?? []).reduce((sum, part) => sum + (part.text?.length ?? 0), 0);
 }
 
 async function streamOne(

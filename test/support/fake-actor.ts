@@ -90,8 +90,15 @@ export class FakeActor {
     return (await this.redis.hget(this.keys.task(0, claim.taskId), "ctx")) ?? "";
   }
 
-  /** Moves the task to `state` with an optional agent message (appended to the history) and artifacts. */
-  async move(claim: Claim, state: TaskState, options: { text?: string; artifacts?: Artifact[] } = {}): Promise<void> {
+  /**
+   * Moves the task to `state` with an optional agent message (appended to the history) and artifacts; the journal is
+   * kept 600 s after a terminal state unless `journalRetentionSeconds` says otherwise.
+   */
+  async move(
+    claim: Claim,
+    state: TaskState,
+    options: { text?: string; artifacts?: Artifact[]; journalRetentionSeconds?: number } = {},
+  ): Promise<void> {
     const contextId = await this.contextOf(claim);
     const status: TaskStatus = { state, timestamp: new Date().toISOString() };
     let message: Message | undefined;
@@ -114,7 +121,7 @@ export class FakeActor {
       artifacts: options.artifacts,
       historyMessage: message,
       retentionSeconds: 3600,
-      journalRetentionSeconds: 600,
+      journalRetentionSeconds: options.journalRetentionSeconds ?? 600,
     });
     if (!result.ok) throw new Error(`transition to ${state} failed: ${result.reason}`);
   }

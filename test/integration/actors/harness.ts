@@ -55,7 +55,12 @@ export async function installation(server: TestRedis, options: InstallationOptio
   const f = journalFixture(server, options.journal ?? {});
   const dir = mkdtempSync(join(tmpdir(), "a2a-actors-"));
   const configFile = join(dir, "config.json");
-  writeFileSync(configFile, JSON.stringify({ profiles: options.profiles ?? [ECHO_PROFILE] }));
+  // The suites read finished tasks' journals (`events`), which the default (0 s) deletes with the terminal step.
+  const profiles = (options.profiles ?? [ECHO_PROFILE]).map((profile) => ({
+    journalRetentionSeconds: 600,
+    ...profile,
+  }));
+  writeFileSync(configFile, JSON.stringify({ profiles }));
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
   Object.assign(env, SUITE_ENV, {

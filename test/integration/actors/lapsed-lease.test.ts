@@ -33,16 +33,20 @@ afterAll(async () => {
 });
 
 test("regression: a run whose lease lapsed before its leg began, reclaimed by its own holder, renews at once and is not started over", async () => {
-  const config = loadConfig({
+  const loaded = loadConfig({
     env: {
       A2A_REDIS_KEY_PREFIX: f.prefix,
       A2A_WORKER_LEASE_SECONDS: String(LEASE_SECONDS),
       A2A_LOG_LEVEL: "error",
     },
   });
+  // the finished task's journal is read below (by default the terminal step deletes it)
+  const config = { ...loaded, profiles: loaded.profiles.map((p) => ({ ...p, journalRetentionSeconds: 600 })) };
   const commands = server.client();
   const reads = server.client();
   const executor = new RunExecutor({
+    // the window under test lies between a claim that only takes the lease and the read of the task after it
+    startInClaim: false,
     redis: reads,
     ledger: new RunLedger(commands, f.keys),
     keys: f.keys,

@@ -138,7 +138,9 @@ test("llm streams its reply, runs the allowed tool call, and refuses the disallo
   const reply = `Let me check. It is ${now} now.`;
   expect(done.artifacts).toEqual([{ artifactId: "response-1", name: "response", parts: [{ text: reply }] }]);
   const chunks = (await events(inst, taskId)).flatMap((e) => (e.event.artifactUpdate ? [e.event.artifactUpdate] : []));
-  expect(chunks.length).toBeGreaterThanOrEqual(4);
+  // deltas asked while a write is in flight share one update, so the count depends on timing; the tool call between
+  // the two completions separates their text at least
+  expect(chunks.length).toBeGreaterThanOrEqual(2);
   expect(chunks.map((c) => c.artifact.parts.map((p) => ("text" in p ? p.text : "")).join("")).join("")).toBe(reply);
   expect(chunks[0]?.append).toBeUndefined();
   expect(chunks.slice(1).every((c) => c.append === true)).toBe(true);

@@ -54,6 +54,7 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       k.clientDeferred(0, asClient),
       k.deferredClients(0),
       k.contextTasks(0, asClient, PROFILE, task.contextId),
+      k.taskStreams(0, task.taskId),
     ],
     [
       asClient,
@@ -173,9 +174,9 @@ describe("snapshot", () => {
     const reply = (await runScript(
       f.redis,
       "snapshot",
-      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId)],
+      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId), f.keys.artifactChunks(0, task.taskId)],
       [],
-    )) as [string[], string];
+    )) as [string[], string, string];
     const fields = reply[0];
     expect(fields[fields.indexOf("rev") + 1]).toBe("2");
     const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
@@ -185,7 +186,12 @@ describe("snapshot", () => {
   });
 
   test("{}: no task; and TaskJournal hides another client's or another profile's task", async () => {
-    const missing = await runScript(f.redis, "snapshot", [f.keys.task(0, "nope"), f.keys.journal(0, "nope")], []);
+    const missing = await runScript(
+      f.redis,
+      "snapshot",
+      [f.keys.task(0, "nope"), f.keys.journal(0, "nope"), f.keys.artifactChunks(0, "nope")],
+      [],
+    );
     expect(missing).toEqual([]);
     expect(await f.journal.snapshot(clientId, "nope")).toBeUndefined();
     const task = await acceptTask(f, clientId);

@@ -65,6 +65,7 @@ async function purgeScript(f: JournalFixture, taskId: string, clientId: string):
       k.clientTasks(0, clientId, PROFILE),
       k.bytes(0),
       k.contextTasks(0, clientId, PROFILE, contextId),
+      k.artifactChunks(0, taskId),
     ],
     [taskId, clientId],
   );
@@ -168,6 +169,7 @@ function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.cli
       k.pushQueue(0, task.taskId),
       k.pushReady(0),
       k.contextTasks(0, clientId, PROFILE, task.contextId),
+      k.taskStreams(0, task.taskId),
     ],
     [
       task.taskId,

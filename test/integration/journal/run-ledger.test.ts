@@ -118,8 +118,9 @@ describe("claim", () => {
     await move(f, await claimTask(f, waiting), waiting, "TASK_STATE_INPUT_REQUIRED");
     await refusedClaim(waiting, waitingEntry, "finished");
     const canceled = await acceptTask(f, clientId);
+    const canceledEntry = await currentEntry(f, canceled);
     await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
-    await refusedClaim(canceled, await currentEntry(f, canceled), "finished");
+    await refusedClaim(canceled, canceledEntry, "finished");
   });
 
   test("-3: an entry that is not the run's current one is stale", async () => {
@@ -137,6 +138,57 @@ describe("claim", () => {
   });
 });
 
+describe("claim that starts the run", () => {
+  const start = () => ({ status: { state: "TASK_STATE_WORKING" as const, timestamp: new Date().toISOString() } });
+
+  test("moves the task to WORKING (revision, status, journal entry, notice, stored bytes) and returns it", async () => {
+    const task = await acceptTask(f, clientId, { text: "start me" });
+    const entryId = await currentEntry(f, task);
+    const listener = server.client();
+    await listener.subscribe(f.keys.eventsChannel());
+    const noticed = new Promise<string>((resolve) =>
+      listener.on("message", (_channel: string, notice: string) => {
+        if (notice.startsWith(task.taskId)) resolve(notice);
+      }),
+    );
+    const claim = await f.ledger.claim(0, task.taskId, entryId, "a1", 30_000, 3, clientId, start());
+    if (typeof claim === "string") throw new Error(claim);
+    expect(claim).toMatchObject({ fence: 1, tries: 1, state: "TASK_STATE_WORKING", clientId, profile: PROFILE });
+    expect(claim.record).toMatchObject({
+      id: task.taskId,
+      contextId: task.contextId,
+      state: "TASK_STATE_WORKING",
+      rev: 2,
+    });
+    expect(claim.record?.history[0]?.parts).toEqual([{ text: "start me" }]);
+    const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
+    const event = JSON.parse(last?.[1][3] ?? "{}");
+    expect(event).toEqual({
+      statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: claim.record?.status },
+    });
+    const [bytes, jbytes] = await f.redis.hmget(f.keys.task(0, task.taskId), "bytes", "jbytes");
+    const fields = await f.redis.hgetall(f.keys.task(0, task.taskId));
+    // the task's values and its fixed charge for keys and bookkeeping (include/stored-bytes.lua)
+    expect(Number(bytes)).toBe(1024 + fields.st!.length + fields.hist!.length + fields.arts!.length);
+    const journal = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", "+");
+    expect(Number(jbytes)).toBe(journal.reduce((n, [, entry]) => n + (entry[3] ?? "").length, 0));
+    expect(await noticed).toBe(`${task.taskId} TASK_STATE_WORKING 2`);
+    listener.disconnect();
+  });
+
+  test("an exhausted or cancel-requested claim does not start: no task returned, the task as it was", async () => {
+    const task = await acceptTask(f, clientId);
+    await claimTask(f, task, 20);
+    expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: false });
+    await Bun.sleep(30);
+    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a2", 30_000, 3, clientId, start());
+    if (typeof claim === "string") throw new Error(claim);
+    expect(claim.cancelRequested).toBe(true);
+    expect(claim.record).toBeUndefined();
+    expect(await f.redis.hget(f.keys.task(0, task.taskId), "state")).toBe("TASK_STATE_SUBMITTED");
+  });
+});
+
 describe("renew", () => {
   test("0: extends the lease and resets the idle time of the held queue entry", async () => {
     const task = await acceptTask(f, clientId);
@@ -147,7 +199,7 @@ describe("renew", () => {
     await Bun.sleep(60);
     expect(await f.ledger.renew(claim, 60_000, "r1")).toBe("ok");
     expect(Number(await f.redis.hget(f.keys.run(0, task.taskId), "lease"))).toBeGreaterThan(leaseBefore + 50_000);
-    const pending = (await f.redis.xpending(f.keys.queue(0), QUEUE_GROUP, "-", "+", 10, "r1")) as [
+    const pending = (await f.redis.xpending(f.keys.queue(0), QUEUE_GROUP, "-", "+", 1000, "r1")) as [
       string,
       string,
       number,

@@ -33,16 +33,21 @@ afterAll(async () => {
 const TASK_OVERHEAD_BYTES = 1024;
 const bytesOf = (text: string | undefined | null) => Buffer.byteLength(text ?? "");
 
-/** What a task really stores, measured from Redis: its counted fields and configs, and its journal's `ev` values. */
+/**
+ * What a task really stores, measured from Redis: its counted fields, its chunk store and its configs, and its journal's
+ * `ev` values.
+ */
 async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: number; jbytes: number }> {
   const k = f.keys;
   const fields = await f.redis.hgetall(k.task(0, taskId));
   const configs = await f.redis.hvals(k.pushConfigs(0, taskId));
   const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
+  const chunks = await f.redis.strlen(k.artifactChunks(0, taskId));
   return {
     bytes:
       TASK_OVERHEAD_BYTES +
       ["st", "hist", "arts", "meta"].reduce((n, name) => n + bytesOf(fields[name]), 0) +
+      chunks +
       configs.reduce((n, json) => n + bytesOf(json), 0),
     jbytes: journal.reduce((n, [, entry]) => n + bytesOf(entry[entry.indexOf("ev") + 1]), 0),
   };
@@ -102,6 +107,24 @@ describe("counting", () => {
     await move(f, claim, task, "TASK_STATE_WORKING");
     await emitArtifact(f, claim, task, { artifactId: "a", parts: [{ text: "x".repeat(300) }] });
     await expectExact(f, clientId, [task.taskId]);
+    // streamed chunks go to the chunk store, counted as they come; the end's whole list compacts them
+    for (const text of ["ünï", "cödé", " chunks"]) {
+      const update = {
+        taskId: task.taskId,
+        contextId: task.contextId,
+        artifact: { artifactId: "s", parts: [{ text }] },
+      };
+      await f.ledger.transition({
+        claim,
+        kind: "artifact",
+        state: "TASK_STATE_WORKING",
+        event: { artifactUpdate: { ...update, append: true } },
+        artifactEvents: [{ artifactUpdate: update }],
+        ...RETENTION,
+      });
+      await expectExact(f, clientId, [task.taskId]);
+    }
+    expect(await f.redis.strlen(f.keys.artifactChunks(0, task.taskId))).toBeGreaterThan(0);
     // a shorter artifact list and status give bytes back; a history message adds its own
     const note: Message = { messageId: "n1", role: "ROLE_AGENT", parts: [{ text: "need more" }] };
     await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", {
@@ -110,6 +133,7 @@ describe("counting", () => {
       historyMessage: note,
     });
     await expectExact(f, clientId, [task.taskId]);
+    expect(await f.redis.exists(f.keys.artifactChunks(0, task.taskId))).toBe(0);
 
     await f.journal.resume({
       clientId,
@@ -124,7 +148,9 @@ describe("counting", () => {
     await expectExact(f, clientId, [task.taskId]);
     await configs(f).delete(clientId, PROFILE, task.taskId, "second");
     await expectExact(f, clientId, [task.taskId]);
-    await move(f, await claimTask(f, task), task, "TASK_STATE_COMPLETED");
+    // a journal kept for 0 s goes with the terminal step, its bytes given back in the same step
+    await move(f, await claimTask(f, task), task, "TASK_STATE_COMPLETED", { journalRetentionSeconds: 0 });
+    expect(await f.redis.exists(f.keys.journal(0, task.taskId))).toBe(0);
 
     const canceled = await acceptTask(f, clientId, { text: "cancel me" });
     await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);

@@ -156,3 +156,113 @@ describe("transition", () => {
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
   });
 });
+
+describe("transition: streamed artifact updates", () => {
+  const chunk = (task: AcceptedTask, text: string, append = true) => ({
+    artifactUpdate: {
+      taskId: task.taskId,
+      contextId: task.contextId,
+      artifact: { artifactId: "a-s", parts: [{ text }] },
+      append,
+    },
+  });
+
+  test("a step of n updates journals each at its own revision and appends each to the chunk store, not to `arts`", async () => {
+    const { task, claim } = await working();
+    const chunks = f.keys.artifactChunks(0, task.taskId);
+    const first = [chunk(task, "Hel", false), chunk(task, "lo")];
+    expect(
+      await f.ledger.transition({
+        claim,
+        kind: "artifact",
+        state: "TASK_STATE_WORKING",
+        event: chunk(task, ", world"),
+        artifactEvents: first,
+        ...RETENTION,
+      }),
+    ).toEqual({ ok: true, rev: 5 });
+    expect(await journalRevs(f, task)).toEqual([1, 2, 3, 4, 5]);
+    expect(await f.redis.hget(f.keys.task(0, task.taskId), "arts")).toBe("[]");
+    const stored = [...first, chunk(task, ", world")].map((event) => `,${JSON.stringify(event)}`).join("");
+    expect(await f.redis.get(chunks)).toBe(stored);
+    // one more delta costs its own bytes only: the store grows by exactly that event
+    expect(
+      await f.ledger.transition({
+        claim,
+        kind: "artifact",
+        state: "TASK_STATE_WORKING",
+        event: chunk(task, "!"),
+        ...RETENTION,
+      }),
+    ).toEqual({ ok: true, rev: 6 });
+    expect(await f.redis.strlen(chunks)).toBe(stored.length + JSON.stringify(chunk(task, "!")).length + 1);
+    const snap = await f.journal.snapshot(clientId, task.taskId);
+    expect(snap?.record.artifacts).toEqual([{ artifactId: "a-s", parts: [{ text: "Hello, world!" }] }]);
+  });
+
+  test("a status step carries the updates before it; with the whole list it compacts the chunk store into `arts`", async () => {
+    const { task, claim } = await working();
+    await f.ledger.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event: chunk(task, "par", false),
+      ...RETENTION,
+    });
+    const whole = [{ artifactId: "a-s", parts: [{ text: "partial" }] }];
+    const result = await move(f, claim, task, "TASK_STATE_COMPLETED", {
+      artifactEvents: [chunk(task, "tial")],
+      artifacts: whole,
+    });
+    expect(result).toEqual({ ok: true, rev: 5 });
+    const rows = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", "+");
+    const events = rows.map(([, fields]) => JSON.parse(fields[fields.indexOf("ev") + 1] ?? "{}"));
+    expect(events.at(-2)).toEqual(chunk(task, "tial"));
+    expect(events.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(await f.redis.exists(f.keys.artifactChunks(0, task.taskId))).toBe(0);
+    expect(JSON.parse((await f.redis.hget(f.keys.task(0, task.taskId), "arts")) ?? "")).toEqual(whole);
+    expect((await f.journal.snapshot(clientId, task.taskId))?.record.artifacts).toEqual(whole);
+  });
+
+  test("-2: an INPUT_REQUIRED task (its run waits) refuses a step with updates, and nothing of it is written", async () => {
+    const { task, claim } = await working();
+    await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED");
+    const before = await dumpUnder(f.redis, f.prefix);
+    const refused = await move(f, claim, task, "TASK_STATE_COMPLETED", { artifactEvents: [chunk(task, "late")] });
+    expect(refused).toEqual({ ok: false, reason: "stale" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+});
+
+describe("transition: the run's end in one step", () => {
+  test("{rev, oldest deferred}: a step that ends the leg acknowledges and deletes its queue entry", async () => {
+    const { task, claim } = await working();
+    const queued = async () => (await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).length;
+    expect(await queued()).toBe(1);
+    // a progress note does not end the leg: the entry stays
+    expect(await move(f, claim, task, "TASK_STATE_WORKING", { ackEntry: claim.entryId })).toEqual({ ok: true, rev: 3 });
+    expect(await queued()).toBe(1);
+    await f.redis.zadd(f.keys.clientDeferred(0, clientId), 5, "01OLDEST", 9, "01NEWER");
+    const ended = await move(f, claim, task, "TASK_STATE_COMPLETED", { ackEntry: claim.entryId });
+    expect(ended).toEqual({ ok: true, rev: 4, acked: true, oldestDeferred: "01OLDEST" });
+    expect(await queued()).toBe(0);
+    await f.redis.del(f.keys.clientDeferred(0, clientId));
+  });
+
+  test("an interrupted state ends the leg too; without deferred runs the oldest is null", async () => {
+    const { task, claim } = await working();
+    const ended = await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED", { ackEntry: claim.entryId });
+    expect(ended).toEqual({ ok: true, rev: 3, acked: true, oldestDeferred: null });
+    expect(await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).toEqual([]);
+  });
+
+  test("a refused end acknowledges nothing: the entry stays for its current owner", async () => {
+    const { task, claim } = await working();
+    const stale = { ...claim, fence: claim.fence - 1 };
+    expect(await move(f, stale, task, "TASK_STATE_COMPLETED", { ackEntry: claim.entryId })).toEqual({
+      ok: false,
+      reason: "stale",
+    });
+    expect((await f.redis.xrange(f.keys.queue(0), claim.entryId, claim.entryId)).length).toBe(1);
+  });
+});

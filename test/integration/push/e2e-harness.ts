@@ -46,6 +46,8 @@ export async function e2eInstallation(
     handler: "echo",
     description: "Echoes.",
     skill: { id: "echo", name: "Echo", description: "Echoes." },
+    // the tests compare deliveries with the finished task's journal, which the default (0 s) deletes at its end
+    journalRetentionSeconds: 600,
   };
   const allowHosts = receivers.map((receiver) => `127.0.0.1:${receiver.port}`);
   const push = { allowHosts, signingSecrets: [SECRET], timeoutSeconds: 2, maxAttempts: 8 };

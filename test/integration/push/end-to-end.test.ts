@@ -103,7 +103,8 @@ describe("delivery through the workers", () => {
     const task = answer.body.result.task;
     expect(task.status.state).toBe("TASK_STATE_COMPLETED");
     const events = await journalEvents(inst.f, task.id);
-    expect(events.filter((e) => e.ev.includes('"artifactUpdate"')).length).toBeGreaterThanOrEqual(5);
+    // five deltas; those asked while a write is in flight share one update
+    expect(events.filter((e) => e.ev.includes('"artifactUpdate"')).length).toBeGreaterThanOrEqual(1);
     await waitFor(async () => hook.requests.length >= events.length, 10_000, "every event at the receiver");
     await Bun.sleep(300); // nothing more arrives
     expect(hook.requests.map((r) => JSON.parse(r.body))).toEqual(events.map((e) => JSON.parse(e.ev)));

@@ -31,7 +31,7 @@ afterAll(async () => {
   await h.stop();
 });
 
-test("an echo run that streams 20 chunks: snapshot first, then every journal entry, none doubled or missing", async () => {
+test("an echo run that streams 20 deltas: snapshot first, then every journal entry, none doubled or missing", async () => {
   const answer = "The quick brown fox jumps over the lazy dog, twenty pieces at a time, in order.";
   const stream = await openStream(
     h.gateway.url,
@@ -42,17 +42,24 @@ test("an echo run that streams 20 chunks: snapshot first, then every journal ent
   await stream.closed;
   const [first, ...rest] = stream.results;
   const taskId = first.task.id as string;
-  expect(first.task.status.state).toBe("TASK_STATE_SUBMITTED");
+  // the snapshot is read after the accept: the claim may have started the run by then, or even written a delta
+  expect(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]).toContain(first.task.status.state);
   const entries = await journal(h, taskId);
-  expect(rest).toEqual(entries.slice(1).map((entry) => entry.event));
+  const seen = entries.length - rest.length;
+  expect(seen).toBeGreaterThanOrEqual(1);
+  expect(rest).toEqual(entries.slice(seen).map((entry) => entry.event));
   expect(stream.messages.every((sent) => sent.id === 20)).toBe(true);
 
   const chunks = rest.filter((result) => result.artifactUpdate).map((result) => result.artifactUpdate);
-  expect(chunks).toHaveLength(20);
-  expect(chunks.map((chunk) => chunk.append === true)).toEqual([false, ...Array(19).fill(true)]);
-  expect(chunks.map((chunk) => chunk.lastChunk === true)).toEqual([...Array(19).fill(false), true]);
+  const before = (first.task.artifacts ?? []).map((artifact: { parts: { text: string }[] }) => artifact.parts[0]?.text);
+  // 20 deltas; those asked while a write is in flight share the next update, so a loaded machine may show fewer
+  expect(chunks.length).toBeGreaterThanOrEqual(1);
+  expect(chunks.length).toBeLessThanOrEqual(20);
+  const n = chunks.length;
+  expect(chunks.map((chunk) => chunk.append === true)).toEqual([before.length > 0, ...Array(n - 1).fill(true)]);
+  expect(chunks.map((chunk) => chunk.lastChunk === true)).toEqual([...Array(n - 1).fill(false), true]);
   expect(new Set(chunks.map((chunk) => chunk.artifact.artifactId)).size).toBe(1);
-  expect(chunks.map((chunk) => chunk.artifact.parts[0].text).join("")).toBe(answer);
+  expect([...before, ...chunks.map((chunk) => chunk.artifact.parts[0].text)].join("")).toBe(answer);
   expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
   await eventually(async () => (await streamKeys(h)).length === 0, 1000);
 }, 20_000);

@@ -28,6 +28,8 @@ export async function tenancyInstallation(
     handler: "echo",
     description: "Echoes the text it receives.",
     skill: { id: "echo", name: "Echo", description: "Answers with the text it got." },
+    // the tests read finished tasks' journals, which the default (0 s) deletes with the terminal step
+    journalRetentionSeconds: 600,
     ...profile,
   };
   writeFileSync(config, JSON.stringify({ profiles: [echo], push: { allowHosts } }));

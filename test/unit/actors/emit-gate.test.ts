@@ -2,7 +2,7 @@
 // artifacts and progress in call order; and how artifact events change the stored list.
 import { expect, test } from "bun:test";
 import { JournalSink, type OutputTarget } from "../../../src/actors/emit-gate.ts";
-import { applyArtifact } from "../../../src/actors/run-writer.ts";
+import { applyArtifact } from "../../../src/journal/index.ts";
 import type { Artifact } from "../../../src/protocol/index.ts";
 
 type Write =

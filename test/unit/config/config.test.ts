@@ -140,7 +140,7 @@ describe("defaults", () => {
         runTimeoutSeconds: 600,
         inputTimeoutSeconds: 86_400,
         retentionSeconds: 86_400,
-        journalRetentionSeconds: 60,
+        journalRetentionSeconds: 0,
         fullTextCheck: "auto",
         guardrails: { denyPatterns: [], personalData: false, maxLength: 0, timeoutMs: 10_000 },
         streaming: true,

@@ -1,11 +1,11 @@
 --[[
   Stored-bytes accounting, shared by every script that stores or deletes task data. What is counted: the values of a
-  task's `st`, `hist`, `arts` and `meta` fields and of its push configs (the task's `bytes` field), and the `ev` value of
-  each journal entry (its `jbytes` field), plus a fixed charge per task for what its values do not show: its keys, run
-  record, bookkeeping fields and index entries (TASK_OVERHEAD_BYTES, in its `bytes` from accept until it is deleted,
-  so a flood of tiny tasks meets the budget as well). The task's field, its client's counter and its profile's counter
-  (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the same amount in the same script,
-  so each counter is always the sum of its tasks' fields. A counter at 0 is deleted.
+  task's `st`, `hist`, `arts` and `meta` fields, its chunk store and its push configs (the task's `bytes` field), and the
+  `ev` value of each journal entry (its `jbytes` field), plus a fixed charge per task for what its values do not show:
+  its keys, run record, bookkeeping fields and index entries (TASK_OVERHEAD_BYTES, in its `bytes` from accept until it
+  is deleted, so a flood of tiny tasks meets the budget as well). The task's field, its client's counter and its
+  profile's counter (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the same amount in
+  the same script, so each counter is always the sum of its tasks' fields. A counter at 0 is deleted.
 ]]
 -- About what a task's keys and bookkeeping take in Redis besides its counted values (MEMORY USAGE of a small
 -- finished task's keys, less its values).

@@ -1,18 +1,47 @@
 --[[
   What every script that ends a task or interrupts it does besides its own writes. A terminal task is scheduled for
   deletion (its journal first when that is kept for less time) in the shard's purge set, never left to a TTL, so that
-  the retention pass that deletes it gives its stored bytes back. An interrupted task is counted among its client's
-  interrupted tasks and scheduled to fail when its input timeout passes.
+  the retention pass that deletes it gives its stored bytes back. A journal kept for 0 s is deleted by the terminal
+  step itself unless a stream follows the task (a live lease in its streams set): then it is kept for 60 s, for that
+  stream to read its last events. An interrupted task is counted among its client's
+  interrupted tasks and scheduled to fail when its input timeout passes. Needs the stored-bytes snippet before it.
 ]]
 local function redisNowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The journal's part of a terminal step: its retention in seconds (0 when the step deleted it, its bytes given back).
+local function endJournal(taskKey, journalKey, streamsKey, bytesKey, client, profile, journalRetentionSeconds)
+  local seconds = tonumber(journalRetentionSeconds)
+  if seconds > 0 then
+    return seconds
+  end
+  if redis.call('ZCOUNT', streamsKey, redisNowMs(), '+inf') > 0 then
+    return 60
+  end
+  local journalBytes = tonumber(redis.call('HGET', taskKey, 'jbytes') or 0)
+  redis.call('DEL', journalKey)
+  redis.call('HDEL', taskKey, 'jbytes')
+  countBytes(bytesKey, client, profile, -journalBytes)
+  return 0
+end
+
+-- A finished task keeps only what its readers and its deletion need: the run its state, token and tries; the task
+-- not its creation time (fewer fields: smaller hashes until the task is deleted).
+local function finishRecords(taskKey, runKey)
+  redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred')
+  redis.call('HSET', runKey, 'state', 'done')
+  redis.call('HDEL', taskKey, 'created')
+end
+
 local function scheduleDeletion(taskKey, purgeKey, taskId, retentionSeconds, journalRetentionSeconds)
   local nowMs = redisNowMs()
   local taskAt = nowMs + tonumber(retentionSeconds) * 1000
-  local journalAt = math.min(taskAt, nowMs + tonumber(journalRetentionSeconds) * 1000)
+  local journalAt = taskAt
+  if tonumber(journalRetentionSeconds) > 0 then
+    journalAt = math.min(taskAt, nowMs + tonumber(journalRetentionSeconds) * 1000)
+  end
   -- the schedule's score is the next step (the journal's); the task keeps its own time for the step after
   redis.call('HSET', taskKey, 'purge', taskAt)
   redis.call('ZADD', purgeKey, journalAt, taskId)

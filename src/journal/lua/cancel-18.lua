@@ -11,6 +11,7 @@
     KEYS[15] clientDeferred (ZSET: the client's runs waiting for a running slot)
     KEYS[16] deferred (SET: the shard's clients with deferred runs)
     KEYS[17] contextTasks (ZSET: the client's tasks in the task's profile and context)
+    KEYS[18] taskStreams (ZSET: leases of the streams open on the task; a journal kept for 0 s is deleted without one)
 
     ARGV[1] client id   ARGV[2] status JSON (CANCELED)   ARGV[3] journal event JSON   ARGV[4] now (ms)
     ARGV[5] retention (s)   ARGV[6] journal retention (s)   ARGV[7] events channel   ARGV[8] cancel channel
@@ -50,7 +51,7 @@ redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[3])
 addStoredBytes(KEYS[1], KEYS[14], ARGV[1], task[5], statusBytes, #ARGV[3])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[3])
 indexTask(KEYS[4], KEYS[17], taskId, ARGV[4])
-redis.call('HSET', KEYS[2], 'state', 'done', 'owner', '', 'lease', 0)
+finishRecords(KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[5], taskId)
 redis.call('SREM', KEYS[6], taskId)
 redis.call('SREM', KEYS[10], taskId)
@@ -58,6 +59,7 @@ leaveInterrupted(KEYS[11], KEYS[12], taskId)
 if redis.call('ZREM', KEYS[15], taskId) == 1 and redis.call('ZCARD', KEYS[15]) == 0 then
   redis.call('SREM', KEYS[16], ARGV[1])
 end
-scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[5], ARGV[6])
+local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[18], KEYS[14], ARGV[1], task[5], ARGV[6])
+scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[5], journalSeconds)
 notifyChange(ARGV[7], taskId, 'TASK_STATE_CANCELED', rev)
 return {1, rev}

@@ -1,12 +1,13 @@
 --[[
   One deletion step of a finished task whose time has come (the retention pass calls it for each due member of the
   shard's purge set): the journal alone when its retention ends before the task's (the task is then rescheduled for
-  its own time), or the whole task: task, run, journal, push configs and outbox, its index entries, and its stored
-  bytes given back to its client's and profile's counters in the same step, so that they never drift.
+  its own time), or the whole task: task, run, journal, chunk store, push configs and outbox, its index entries, and its
+  stored bytes given back to its client's and profile's counters in the same step, so that they never drift.
 
     KEYS[1] purge (ZSET task id -> next deletion step, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
     KEYS[5] pushConfigs   KEYS[6] pushQueue   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client and
     profile)   KEYS[9] bytes (HASH of the shard's stored-bytes counters)   KEYS[10] contextTasks (of its context)
+    KEYS[11] chunks (STRING: the task's artifact events not yet compacted)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it; "" when the task is gone)
 
   Returns: 2 the task is deleted; 1 its journal is deleted and the task rescheduled; 0 a stale member (the task is
@@ -35,7 +36,7 @@ if state ~= 'TASK_STATE_COMPLETED' and state ~= 'TASK_STATE_FAILED' and state ~=
     and state ~= 'TASK_STATE_REJECTED' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   if not state then
-    redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+    redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11])
     redis.call('ZREM', KEYS[7], ARGV[1])
   end
   return 0
@@ -49,7 +50,7 @@ if taskAt > nowMs then
   return 1
 end
 countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11])
 redis.call('ZREM', KEYS[7], ARGV[1])
 unindexTask(KEYS[8], KEYS[10], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])

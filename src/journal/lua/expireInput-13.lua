@@ -7,6 +7,7 @@
     KEYS[1] inputDue (ZSET task id -> input timeout, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
     KEYS[5] clientTasks   KEYS[6] clientInterrupted (SET)   KEYS[7] purge (ZSET)   KEYS[8] bytes (HASH)
     KEYS[9] pushConfigs   KEYS[10] pushQueue   KEYS[11] pushReady   KEYS[12] contextTasks (of the task's context)
+    KEYS[13] taskStreams (ZSET: leases of the streams open on the task; a journal kept for 0 s is deleted without one)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it)   ARGV[3] status JSON (FAILED)
     ARGV[4] journal event JSON   ARGV[5] now (ms, status timestamp)   ARGV[6] retention (s)
     ARGV[7] journal retention (s)   ARGV[8] events channel
@@ -43,8 +44,9 @@ redis.call('XADD', KEYS[4], '*', 'rev', rev, 'ev', ARGV[4])
 addStoredBytes(KEYS[2], KEYS[8], task[2], task[3], statusBytes, #ARGV[4])
 enqueueDeliveries(KEYS[9], KEYS[10], KEYS[11], ARGV[1], rev, ARGV[4])
 indexTask(KEYS[5], KEYS[12], ARGV[1], ARGV[5])
-redis.call('HSET', KEYS[3], 'state', 'done', 'owner', '', 'lease', 0)
+finishRecords(KEYS[2], KEYS[3])
 leaveInterrupted(KEYS[6], KEYS[1], ARGV[1])
-scheduleDeletion(KEYS[2], KEYS[7], ARGV[1], ARGV[6], ARGV[7])
+local journalSeconds = endJournal(KEYS[2], KEYS[4], KEYS[13], KEYS[8], task[2], task[3], ARGV[7])
+scheduleDeletion(KEYS[2], KEYS[7], ARGV[1], ARGV[6], journalSeconds)
 notifyChange(ARGV[8], ARGV[1], 'TASK_STATE_FAILED', rev)
 return {1, rev}

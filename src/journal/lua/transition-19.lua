@@ -1,0 +1,148 @@
+--[[
+  Moves a task one step, written by the actor that holds the run's current fencing token: zero or more artifact events
+  (streamed chunks the actor coalesced while its previous write was in flight) and then, optionally, one status event.
+  Only legal moves pass; terminal states are final. Each event bumps the revision and is appended to the journal; an
+  artifact event is also appended to the task's chunk store (O(event): the artifact list is never resent), unless the
+  step carries the whole list, which then replaces `arts` and empties the chunk store (the compaction a run's end
+  does). Stores status and history, updates the client's index and the stored-bytes counters (an actor's output is
+  counted, never refused), and at terminal and interrupted states releases the client's and profile's active slot and
+  the client's running slot. A terminal task is scheduled for deletion after its retention (its journal at once when
+  kept for 0 s and no stream follows the task); an interrupted one is counted among its client's interrupted tasks
+  and scheduled to fail after its input timeout. A step that ends the leg (terminal or interrupted) may also
+  acknowledge and delete the leg's queue entry and read the client's oldest deferred run: a run's end is one script.
+
+    KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
+    KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
+    KEYS[10] clientRunning (SET: the client's runs that actors execute now)
+    KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET task id -> input timeout, ms)
+    KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)
+    KEYS[15] chunks (STRING: the task's artifact events since the last compaction, each "," .. event JSON)
+    KEYS[16] taskStreams (ZSET: leases of the streams open on the task, scored by expiry, ms)
+    KEYS[17] queue (STREAM: the shard's run queue)   KEYS[18] clientDeferred (ZSET: the client's deferred runs)
+    KEYS[19] contextTasks (ZSET: the client's tasks in the task's profile and context)
+
+    ARGV[1]  fencing token (the run's `fence` from claim)
+    ARGV[2]  new state, or "" for a step of artifact events only (state unchanged)
+    ARGV[3]  status JSON, or "" to keep          ARGV[4] artifacts JSON (the whole list: compaction), or "" to keep
+    ARGV[5]  message JSON to append to history, or ""
+    ARGV[6]  status timestamp (ms; moves the task in the ListTasks indexes only with a new status)
+    ARGV[7] retention (s)   ARGV[8] journal retention (s)
+    ARGV[9]  events channel                      ARGV[10] input timeout (s) of an interrupted task
+    ARGV[11] queue entry id to acknowledge and delete when the step ends the leg, or ""
+    ARGV[12] consumer group
+    ARGV[13] n, the number of artifact events    ARGV[14 .. 13+n] artifact events (StreamResponse JSON), in order
+    ARGV[14+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+
+  Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
+           queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
+           running); -3 illegal transition (from a terminal state, or a move the state machine does not allow).
+           A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
+]]
+-- @include "stored-bytes"
+-- @include "push-outbox"
+-- @include "task-endings"
+-- @include "task-index"
+
+local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id', 'cli', 'prof')
+if not run[1] or not task[1] then
+  return -1
+end
+
+local TERMINAL = {
+  TASK_STATE_COMPLETED = true, TASK_STATE_FAILED = true, TASK_STATE_CANCELED = true, TASK_STATE_REJECTED = true,
+}
+local INTERRUPTED = { TASK_STATE_INPUT_REQUIRED = true, TASK_STATE_AUTH_REQUIRED = true }
+local from = task[1]
+local to = from
+local artifactCount = tonumber(ARGV[13])
+if TERMINAL[from] then
+  return -3
+end
+if run[1] ~= ARGV[1] or run[2] ~= 'running' then
+  return -2
+end
+if artifactCount > 0 and from == 'TASK_STATE_INPUT_REQUIRED' then
+  return -3
+end
+if ARGV[2] ~= '' then
+  to = ARGV[2]
+  if to == 'TASK_STATE_SUBMITTED' then
+    return -3
+  end
+  if from == 'TASK_STATE_INPUT_REQUIRED' and not TERMINAL[to] then
+    return -3
+  end
+  if not (TERMINAL[to] or INTERRUPTED[to] or to == 'TASK_STATE_WORKING') then
+    return -3
+  end
+end
+
+-- all checks passed: writes only from here on
+local taskId = task[4]
+local rev = tonumber(task[2])
+local taskBytes = 0
+local journalBytes = 0
+local function journal(event)
+  rev = rev + 1
+  redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', event)
+  journalBytes = journalBytes + #event
+  enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
+end
+for i = 14, 13 + artifactCount do
+  journal(ARGV[i])
+  if ARGV[4] == '' then
+    redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
+    taskBytes = taskBytes + #ARGV[i] + 1
+  end
+end
+if ARGV[2] ~= '' then
+  journal(ARGV[14 + artifactCount])
+end
+redis.call('HSET', KEYS[1], 'state', to, 'rev', rev)
+if ARGV[3] ~= '' then
+  taskBytes = taskBytes + #ARGV[3] - redis.call('HSTRLEN', KEYS[1], 'st')
+  redis.call('HSET', KEYS[1], 'st', ARGV[3], 'ts', ARGV[6])
+end
+if ARGV[4] ~= '' then
+  taskBytes = taskBytes + #ARGV[4] - redis.call('HSTRLEN', KEYS[1], 'arts') - redis.call('STRLEN', KEYS[15])
+  redis.call('HSET', KEYS[1], 'arts', ARGV[4])
+  redis.call('DEL', KEYS[15])
+end
+if ARGV[5] ~= '' then
+  local hist = task[3]
+  taskBytes = taskBytes + appendedLength(hist, ARGV[5]) - #hist
+  if hist == '[]' then
+    hist = '[' .. ARGV[5] .. ']'
+  else
+    hist = string.sub(hist, 1, -2) .. ',' .. ARGV[5] .. ']'
+  end
+  redis.call('HSET', KEYS[1], 'hist', hist)
+end
+addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, journalBytes)
+if ARGV[3] ~= '' then
+  indexTask(KEYS[4], KEYS[19], taskId, ARGV[6])
+end
+if TERMINAL[to] then
+  finishRecords(KEYS[1], KEYS[2])
+  redis.call('SREM', KEYS[5], taskId)
+  redis.call('SREM', KEYS[6], taskId)
+  redis.call('SREM', KEYS[10], taskId)
+  leaveInterrupted(KEYS[11], KEYS[12], taskId)
+  local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[16], KEYS[14], task[5], task[6], ARGV[8])
+  scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], journalSeconds)
+elseif INTERRUPTED[to] then
+  redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)
+  redis.call('SREM', KEYS[5], taskId)
+  redis.call('SREM', KEYS[6], taskId)
+  redis.call('SREM', KEYS[10], taskId)
+  enterInterrupted(KEYS[11], KEYS[12], taskId, ARGV[10])
+end
+notifyChange(ARGV[9], taskId, to, rev)
+if ARGV[11] ~= '' and (TERMINAL[to] or INTERRUPTED[to]) then
+  redis.call('XACK', KEYS[17], ARGV[12], ARGV[11])
+  redis.call('XDEL', KEYS[17], ARGV[11])
+  local oldest = redis.call('ZRANGE', KEYS[18], 0, 0)
+  return {rev, oldest[1] or ''}
+end
+return rev
