@@ -63,7 +63,10 @@ export class Actor {
     this.workerId = `${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
     this.command = o.connect("actor");
-    this.ledger = new RunLedger(this.command, this.keys, { maxRunningTasks: config.clients.maxRunningTasks });
+    this.ledger = new RunLedger(this.command, this.keys, {
+      maxRunningTasks: config.clients.maxRunningTasks,
+      maxInterruptedTasks: config.clients.maxInterruptedTasks,
+    });
     this.executor = new RunExecutor({
       redis: this.command,
       ledger: this.ledger,

@@ -37,6 +37,11 @@ export interface StatusOptions {
 /** Unwritten artifact text (bytes of update JSON) past which `room()` makes a streaming handler wait. */
 export const BACKLOG_HIGH_WATER_BYTES = 256 * 1024;
 
+/** The failure of a task that would have waited for input past its client's limit. */
+export const INTERRUPTED_LIMIT_FAILURE =
+  "The task needed more input, but this client already has as many tasks waiting for input as it may " +
+  "(clients.maxInterruptedTasks): answer or cancel one of them, then send this message again as a new task";
+
 const INTERRUPTED: ReadonlySet<TaskState> = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"]);
 const TERMINAL: ReadonlySet<TaskState> = new Set([
   "TASK_STATE_COMPLETED",
@@ -219,7 +224,11 @@ export class RunWriter {
   private async send(step: Pending): Promise<void> {
     try {
       if (this.lostReason !== undefined) throw new LeaseLostError(this.lostReason);
-      const result = await this.ledger.transition(this.transitionOf(step));
+      let result = await this.ledger.transition(this.transitionOf(step));
+      if (!result.ok && result.reason === "interrupted-limit" && step.status) {
+        step.status = this.failedInsteadOfWaiting(step.status);
+        result = await this.ledger.transition(this.transitionOf(step));
+      }
       if (!result.ok) {
         this.lostReason = result.reason;
         this.onLost(result.reason);
@@ -231,6 +240,25 @@ export class RunWriter {
       return;
     }
     for (const { resolve } of step.settle) resolve();
+  }
+
+  /**
+   * The client already has as many tasks waiting for input as its limit allows (clients.maxInterruptedTasks), which
+   * it reached after this task was accepted: the task fails with a message saying so instead of waiting.
+   */
+  private failedInsteadOfWaiting(write: StatusWrite): StatusWrite {
+    const status: TaskStatus = {
+      state: "TASK_STATE_FAILED",
+      timestamp: new Date().toISOString(),
+      message: this.agentMessage(INTERRUPTED_LIMIT_FAILURE),
+    };
+    return {
+      ...write,
+      state: "TASK_STATE_FAILED",
+      status,
+      event: { statusUpdate: { ...this.task, status } },
+      historyMessage: undefined,
+    };
   }
 
   /** One transition: the step's artifact updates, then its status change; a run's end compacts the artifact list. */

@@ -78,7 +78,10 @@ class Sweep {
     this.workerId = `sweep-${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
     this.redis = o.connect("sweep");
-    this.ledger = new RunLedger(this.redis, this.keys, { maxRunningTasks: config.clients.maxRunningTasks });
+    this.ledger = new RunLedger(this.redis, this.keys, {
+      maxRunningTasks: config.clients.maxRunningTasks,
+      maxInterruptedTasks: config.clients.maxInterruptedTasks,
+    });
     this.executor = new RunExecutor({
       redis: this.redis,
       ledger: this.ledger,

@@ -66,6 +66,11 @@ export interface TransitionInput {
 export interface LedgerSettings {
   /** A client's running-run limit when its record sets none (clients.maxRunningTasks; 0 or absent = none). */
   maxRunningTasks?: number;
+  /**
+   * A client's interrupted-task limit when its record sets none (clients.maxInterruptedTasks; 0 or absent = none): a
+   * step that would interrupt one more task is refused ("interrupted-limit") and the writer fails the task instead.
+   */
+  maxInterruptedTasks?: number;
 }
 
 /**
@@ -74,9 +79,9 @@ export interface LedgerSettings {
  */
 export type TransitionResult =
   | { ok: true; rev: number; acked?: true; oldestDeferred?: string | null }
-  | { ok: false; reason: "missing" | "stale" | "illegal" };
+  | { ok: false; reason: "missing" | "stale" | "illegal" | "interrupted-limit" };
 
-const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal" } as const;
+const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal", [-4]: "interrupted-limit" } as const;
 
 /** The task's context, as every event of its journal names it. */
 /** The task's context, as the step's events name it (its key is one of the transition's). */
@@ -219,6 +224,7 @@ export class RunLedger {
         k.queue(s),
         k.clientDeferred(s, claim.clientId),
         k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event, input.artifactEvents)),
+        k.client(s, claim.clientId),
       ],
       [
         claim.fence,
@@ -233,6 +239,7 @@ export class RunLedger {
         input.inputTimeoutSeconds ?? 86_400,
         input.ackEntry ?? "",
         QUEUE_GROUP,
+        this.settings.maxInterruptedTasks ?? 0,
         artifactEvents.length,
         ...artifactEvents,
         ...(input.kind === "status" ? [JSON.stringify(input.event)] : []),
@@ -244,7 +251,7 @@ export class RunLedger {
     }
     const code = Number(reply);
     if (code > 0) return { ok: true, rev: code };
-    return { ok: false, reason: TRANSITION_FAILURES[code as -1 | -2 | -3] ?? "missing" };
+    return { ok: false, reason: TRANSITION_FAILURES[code as -1 | -2 | -3 | -4] ?? "missing" };
   }
 
   /** Hands a running run back to the queue without counting the try; false when the token is stale. */

@@ -10,7 +10,7 @@ export type RedisLike = Redis | Cluster;
 const SCRIPT_FILES = {
   accept: "accept-14.lua",
   resume: "resume-17.lua",
-  transition: "transition-19.lua",
+  transition: "transition-20.lua",
   claim: "claim-13.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",

@@ -157,6 +157,25 @@ describe("transition", () => {
   });
 });
 
+describe("transition: the client's interrupted-task limit", () => {
+  test("-4: a task that would wait past its client's limit is refused with nothing written; a terminal move passes", async () => {
+    const limited = await liveClient(f, { maxInterruptedTasks: 1 });
+    const first = await acceptTask(f, limited);
+    const second = await acceptTask(f, limited);
+    // both accepted before the client had a task waiting: the accept's check could not stop the second
+    const firstClaim = await claimTask(f, first);
+    const secondClaim = await claimTask(f, second);
+    expect(await move(f, firstClaim, first, "TASK_STATE_INPUT_REQUIRED")).toMatchObject({ ok: true });
+    const before = await dumpUnder(f.redis, f.prefix);
+    for (const state of ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"] as const) {
+      expect(await move(f, secondClaim, second, state)).toEqual({ ok: false, reason: "interrupted-limit" });
+    }
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+    expect(await move(f, secondClaim, second, "TASK_STATE_FAILED")).toMatchObject({ ok: true });
+    expect(await f.redis.smembers(f.keys.clientInterrupted(0, limited))).toEqual([first.taskId]);
+  });
+});
+
 describe("transition: streamed artifact updates", () => {
   const chunk = (task: AcceptedTask, text: string, append = true) => ({
     artifactUpdate: {

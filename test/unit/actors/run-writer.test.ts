@@ -2,7 +2,12 @@
 // appends to one artifact merge into one update, a run's end carries its artifact updates and compacts the list, room()
 // holds a streaming handler back past the high-water mark, and a lost lease rejects what follows.
 import { describe, expect, test } from "bun:test";
-import { BACKLOG_HIGH_WATER_BYTES, LeaseLostError, RunWriter } from "../../../src/actors/run-writer.ts";
+import {
+  BACKLOG_HIGH_WATER_BYTES,
+  INTERRUPTED_LIMIT_FAILURE,
+  LeaseLostError,
+  RunWriter,
+} from "../../../src/actors/run-writer.ts";
 import type { Claim, TransitionInput, TransitionResult } from "../../../src/journal/index.ts";
 
 const CLAIM: Claim = {
@@ -45,6 +50,34 @@ const text = (step: TransitionInput) =>
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe("RunWriter", () => {
+  test("a step refused at the client's interrupted-task limit is written again as FAILED, saying why", async () => {
+    // the ledger refuses what would interrupt the task, as the transition script does at the limit
+    const steps: TransitionInput[] = [];
+    const ledger = {
+      transition: (input: TransitionInput): Promise<TransitionResult> => {
+        steps.push(input);
+        const interrupts = input.kind === "status" && input.state === "TASK_STATE_INPUT_REQUIRED";
+        return Promise.resolve(
+          interrupts ? { ok: false, reason: "interrupted-limit" } : { ok: true, rev: steps.length },
+        );
+      },
+    };
+    let lost = "";
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, (reason) => {
+      lost = reason;
+    });
+    await writer.artifact({ artifactId: "r", parts: [{ text: "partial" }] });
+    await writer.status("TASK_STATE_INPUT_REQUIRED", { text: "which one?", history: true });
+    expect(lost).toBe("");
+    const [asked, written] = steps.slice(-2);
+    expect(asked?.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(written?.state).toBe("TASK_STATE_FAILED");
+    expect(written?.status?.message?.parts).toEqual([{ text: INTERRUPTED_LIMIT_FAILURE }]);
+    expect(written?.event.statusUpdate?.status.state).toBe("TASK_STATE_FAILED");
+    expect(written?.historyMessage).toBeUndefined();
+    expect(written?.artifacts).toEqual(asked?.artifacts);
+  });
+
   test("appends asked while a step is in flight merge into one update of the next step", async () => {
     const ledger = new StepLedger();
     ledger.held = true;

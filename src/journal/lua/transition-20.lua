@@ -20,6 +20,7 @@
     KEYS[16] taskStreams (ZSET: leases of the streams open on the task, scored by expiry, ms)
     KEYS[17] queue (STREAM: the shard's run queue)   KEYS[18] clientDeferred (ZSET: the client's deferred runs)
     KEYS[19] contextTasks (ZSET: the client's tasks in the task's profile and context)
+    KEYS[20] client (HASH: the client's record, field maxint)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  new state, or "" for a step of artifact events only (state unchanged)
@@ -30,12 +31,15 @@
     ARGV[9]  events channel                      ARGV[10] input timeout (s) of an interrupted task
     ARGV[11] queue entry id to acknowledge and delete when the step ends the leg, or ""
     ARGV[12] consumer group
-    ARGV[13] n, the number of artifact events    ARGV[14 .. 13+n] artifact events (StreamResponse JSON), in order
-    ARGV[14+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+    ARGV[13] the client's interrupted-task limit when its record has none (0 = none)
+    ARGV[14] n, the number of artifact events    ARGV[15 .. 14+n] artifact events (StreamResponse JSON), in order
+    ARGV[15+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
            queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
-           running); -3 illegal transition (from a terminal state, or a move the state machine does not allow).
+           running); -3 illegal transition (from a terminal state, or a move the state machine does not allow);
+           -4 the move would interrupt the task while its client has as many interrupted tasks as its limit allows
+           (tasks queued before the client reached it; the caller ends the task another way).
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
 -- @include "stored-bytes"
@@ -55,7 +59,7 @@ local TERMINAL = {
 local INTERRUPTED = { TASK_STATE_INPUT_REQUIRED = true, TASK_STATE_AUTH_REQUIRED = true }
 local from = task[1]
 local to = from
-local artifactCount = tonumber(ARGV[13])
+local artifactCount = tonumber(ARGV[14])
 if TERMINAL[from] then
   return -3
 end
@@ -76,6 +80,12 @@ if ARGV[2] ~= '' then
   if not (TERMINAL[to] or INTERRUPTED[to] or to == 'TASK_STATE_WORKING') then
     return -3
   end
+  if INTERRUPTED[to] and redis.call('SISMEMBER', KEYS[11], task[4]) == 0 then
+    local limit = tonumber(redis.call('HGET', KEYS[20], 'maxint') or ARGV[13])
+    if limit > 0 and redis.call('SCARD', KEYS[11]) >= limit then
+      return -4
+    end
+  end
 end
 
 -- all checks passed: writes only from here on
@@ -89,7 +99,7 @@ local function journal(event)
   journalBytes = journalBytes + #event
   enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
 end
-for i = 14, 13 + artifactCount do
+for i = 15, 14 + artifactCount do
   journal(ARGV[i])
   if ARGV[4] == '' then
     redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
@@ -97,7 +107,7 @@ for i = 14, 13 + artifactCount do
   end
 end
 if ARGV[2] ~= '' then
-  journal(ARGV[14 + artifactCount])
+  journal(ARGV[15 + artifactCount])
 end
 redis.call('HSET', KEYS[1], 'state', to, 'rev', rev)
 if ARGV[3] ~= '' then
