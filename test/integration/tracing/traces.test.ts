@@ -35,7 +35,6 @@ let server: TestRedis;
 let receiver: OtlpReceiver;
 let inst: Installation;
 let gateway: Running & { url: string };
-let work: Running;
 let key: string;
 let llm: ReturnType<typeof Bun.serve>;
 let hooks: ReturnType<typeof Bun.serve>;
@@ -122,7 +121,7 @@ beforeAll(async () => {
       TRACES_LLM_KEY: "sk-test-traces",
     },
   });
-  [gateway, work] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
+  [gateway] = await Promise.all([inst.gateway(), inst.work("bun", 2)]);
   ({ key } = await inst.client());
 }, 60_000);
 
