@@ -9,7 +9,9 @@ type StreamReply = [string, [string, string[] | null][]][] | null;
 
 /**
  * Turns an XREADGROUP / XAUTOCLAIM entry list into queue entries; entries without run or task fields are dropped. An
- * entry names its client (`client`), except one written before entries did: the claim then reads it from the task.
+ * entry names its client (`client`), except one written before entries did: the claim then reads it from the task;
+ * it names the task's profile and context (`prof`, `ctx`) too, which the claim needs to move the task in the
+ * ListTasks indexes.
  */
 export function toQueueEntries(shard: number, rows: readonly [string, string[] | null][]): QueueEntry[] {
   const entries: QueueEntry[] = [];
@@ -18,13 +20,20 @@ export function toQueueEntries(shard: number, rows: readonly [string, string[] |
     let runId = "";
     let taskId = "";
     let clientId = "";
+    let profile = "";
+    let contextId: string | undefined;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       if (fields[i] === "run") runId = fields[i + 1] ?? "";
       else if (fields[i] === "task") taskId = fields[i + 1] ?? "";
       else if (fields[i] === "client") clientId = fields[i + 1] ?? "";
+      else if (fields[i] === "prof") profile = fields[i + 1] ?? "";
+      else if (fields[i] === "ctx") contextId = fields[i + 1] ?? "";
     }
     if (runId === "" || taskId === "") continue;
-    entries.push(clientId === "" ? { shard, id, runId, taskId } : { shard, id, runId, taskId, clientId });
+    const entry: { -readonly [K in keyof QueueEntry]: QueueEntry[K] } = { shard, id, runId, taskId };
+    if (clientId !== "") entry.clientId = clientId;
+    if (profile !== "" && contextId !== undefined) entry.index = { profile, contextId };
+    entries.push(entry);
   }
   return entries;
 }

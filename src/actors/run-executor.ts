@@ -38,6 +38,8 @@ export interface QueueEntry {
   readonly taskId: string;
   /** The task's client, as the entry names it (absent in entries written before entries named it). */
   readonly clientId?: string;
+  /** The task's profile and context, whose ListTasks indexes the claim updates (absent in older entries). */
+  readonly index?: { readonly profile: string; readonly contextId: string };
 }
 
 export interface ExecutorOptions {
@@ -229,7 +231,7 @@ export class RunExecutor {
         // a run that is not handed back at once starts in the claim: WORKING, and the task read in the same script
         this.draining || this.o.startInClaim === false
           ? undefined
-          : { status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() } },
+          : { status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() }, index: entry.index },
       ),
     );
     if (typeof claim === "string") {

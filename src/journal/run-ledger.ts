@@ -118,7 +118,7 @@ export class RunLedger {
     leaseMs: number,
     maxAttempts: number,
     clientId?: string,
-    start?: { status: TaskStatus },
+    start?: { status: TaskStatus; index?: { profile: string; contextId: string } | undefined },
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
     const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
@@ -139,6 +139,9 @@ export class RunLedger {
         k.pushQueue(shard, taskId),
         k.pushReady(shard),
         k.bytes(shard),
+        // the ListTasks indexes the started task moves in (keys named by the queue entry; unused without them)
+        k.clientTasks(shard, client, start?.index?.profile ?? ""),
+        k.contextTasks(shard, client, start?.index?.profile ?? "", start?.index?.contextId ?? ""),
       ],
       [
         owner,
@@ -152,6 +155,7 @@ export class RunLedger {
         start ? JSON.stringify(start.status) : "",
         start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
         k.eventsChannel(),
+        start?.index ? "1" : "",
       ],
     );
     if (reply === 0) return "deferred";

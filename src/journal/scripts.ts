@@ -11,7 +11,7 @@ const SCRIPT_FILES = {
   accept: "accept-14.lua",
   resume: "resume-17.lua",
   transition: "transition-20.lua",
-  claim: "claim-13.lua",
+  claim: "claim-15.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",
   release: "release-3.lua",

@@ -19,7 +19,8 @@ if limit > 0 and redis.call('SCARD', KEYS[2]) >= limit then
   return -2
 end
 local run = redis.call('HMGET', KEYS[6], 'state', 'id')
-local stale = run[1] ~= 'deferred' or redis.call('HGET', KEYS[7], 'cli') ~= ARGV[2]
+local task = redis.call('HMGET', KEYS[7], 'cli', 'prof', 'ctx')
+local stale = run[1] ~= 'deferred' or task[1] ~= ARGV[2]
 
 redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('ZCARD', KEYS[3]) == 0 then
@@ -28,6 +29,7 @@ end
 if stale then
   return 0
 end
-local entry = redis.call('XADD', KEYS[5], '*', 'run', run[2], 'task', ARGV[1], 'client', ARGV[2])
+local entry = redis.call('XADD', KEYS[5], '*', 'run', run[2], 'task', ARGV[1], 'client', ARGV[2], 'prof', task[2],
+  'ctx', task[3])
 redis.call('HSET', KEYS[6], 'state', 'queued', 'entry', entry)
 return entry

@@ -8,11 +8,12 @@
 
   Returns: the new queue entry id; -1 stale token (the run is no longer this holder's)
 ]]
-local run = redis.call('HMGET', KEYS[1], 'fence', 'state', 'id', 'task', 'tries', 'client')
+local run = redis.call('HMGET', KEYS[1], 'fence', 'state', 'id', 'task', 'tries', 'client', 'prof', 'ctx')
 if run[1] ~= ARGV[1] or run[2] ~= 'running' then
   return -1
 end
-local entry = redis.call('XADD', KEYS[2], '*', 'run', run[3], 'task', run[4], 'client', run[6])
+local entry = redis.call('XADD', KEYS[2], '*', 'run', run[3], 'task', run[4], 'client', run[6], 'prof', run[7] or '',
+  'ctx', run[8] or '')
 local tries = tonumber(run[5]) - 1
 if tries < 0 then
   tries = 0

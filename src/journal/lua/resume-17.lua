@@ -112,7 +112,8 @@ else
   hist = string.sub(hist, 1, -2) .. ',' .. message .. ']'
 end
 local runId = redis.call('HGET', KEYS[7], 'id')
-local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5])
+local entry = redis.call('XADD', KEYS[10], '*', 'run', runId, 'task', taskId, 'client', ARGV[5], 'prof', ARGV[12],
+  'ctx', ARGV[18])
 redis.call('HSET', KEYS[7], 'state', 'queued', 'tries', 0, 'entry', entry, 'owner', '', 'lease', 0, 'cancel', 0,
   'trace', ARGV[19])
 redis.call('HSET', KEYS[6], 'state', 'TASK_STATE_SUBMITTED', 'rev', rev, 'st', ARGV[7], 'hist', hist, 'ts', ARGV[9])

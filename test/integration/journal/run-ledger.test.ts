@@ -176,6 +176,26 @@ describe("claim that starts the run", () => {
     listener.disconnect();
   });
 
+  test("moves the task in its ListTasks indexes to the WORKING time, with the keys its queue entry names", async () => {
+    const task = await acceptTask(f, clientId, { text: "index me" });
+    const entryId = await currentEntry(f, task);
+    const [[, fields] = ["", []]] = await f.redis.xrange(f.keys.queue(0), entryId, entryId);
+    const named = (name: string) => fields[fields.indexOf(name) + 1] ?? "";
+    expect({ prof: named("prof"), ctx: named("ctx") }).toEqual({ prof: PROFILE, ctx: task.contextId });
+    const at = new Date(Date.now() + 5000).toISOString();
+    const claim = await f.ledger.claim(0, task.taskId, entryId, "a1", 30_000, 3, clientId, {
+      status: { state: "TASK_STATE_WORKING", timestamp: at },
+      index: { profile: named("prof"), contextId: named("ctx") },
+    });
+    expect(typeof claim).toBe("object");
+    const indexes = [
+      f.keys.clientTasks(0, clientId, PROFILE),
+      f.keys.contextTasks(0, clientId, PROFILE, task.contextId),
+    ];
+    for (const index of indexes) expect(Number(await f.redis.zscore(index, task.taskId))).toBe(Date.parse(at));
+    expect(await f.redis.hget(f.keys.task(0, task.taskId), "ts")).toBe(String(Date.parse(at)));
+  });
+
   test("an exhausted or cancel-requested claim does not start: no task returned, the task as it was", async () => {
     const task = await acceptTask(f, clientId);
     await claimTask(f, task, 20);

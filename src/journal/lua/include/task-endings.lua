@@ -27,10 +27,10 @@ local function endJournal(taskKey, journalKey, streamsKey, bytesKey, client, pro
   return 0
 end
 
--- A finished task keeps only what its readers and its deletion need: the run its state, token and tries; the task
--- not its creation time (fewer fields: smaller hashes until the task is deleted).
+-- A finished task keeps only what its readers and its deletion need: the run its state, token, tries and trace context
+-- (webhooks still to be sent continue its trace); the task not its creation time (smaller hashes until it is deleted).
 local function finishRecords(taskKey, runKey)
-  redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred')
+  redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred', 'prof', 'ctx')
   redis.call('HSET', runKey, 'state', 'done')
   redis.call('HDEL', taskKey, 'created')
 end

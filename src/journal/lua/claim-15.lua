@@ -6,9 +6,8 @@
   set, first deferral time kept) until one of the client's runs ends and promote queues it again. A reclaimed run
   (state running, lease expired) is already counted and never deferred. With ARGV[8] = "1" a claim that will run the
   handler (not exhausted, no cancel requested) also moves the task to WORKING as a transition does (revision, status,
-  journal entry, webhooks, stored bytes, notice) and returns the task, so that the run needs no other read. The
-  ListTasks indexes (keyed by profile and context, which the caller does not know before this script) keep the task
-  at its submission time until its next status.
+  journal entry, webhooks, ListTasks indexes, stored bytes, notice) and returns the task, so that the run needs no
+  other read. The indexes' keys come from the queue entry, which names the task's profile and context.
 
     KEYS[1] run   KEYS[2] task   KEYS[3] client (HASH: the record, field maxrun)
     KEYS[4] clientRunning (SET: the client's runs that actors execute now)
@@ -16,11 +15,14 @@
     KEYS[6] deferred (SET: the shard's clients with deferred runs)   KEYS[7] queue (STREAM)
     KEYS[8] journal   KEYS[9] chunks   KEYS[10] pushConfigs   KEYS[11] pushQueue   KEYS[12] pushReady
     KEYS[13] bytes (HASH of stored-bytes counters)
+    KEYS[14] clientTasks   KEYS[15] contextTasks (the task's ListTasks indexes, when ARGV[12] = "1")
     ARGV[1] owner (consumer name)   ARGV[2] lease (ms)   ARGV[3] queue entry id being processed
     ARGV[4] max attempts   ARGV[5] client id (from the queue entry)
     ARGV[6] the client's running-run limit when its record has none (0 = none)   ARGV[7] consumer group
     ARGV[8] "1" to start the run (WORKING, and the task returned), "" to claim only
-    ARGV[9] status JSON (WORKING)   ARGV[10] now (ms; unused)   ARGV[11] events channel
+    ARGV[9] status JSON (WORKING)   ARGV[10] status timestamp (ms)   ARGV[11] events channel
+    ARGV[12] "1" when KEYS[14] and KEYS[15] are the task's indexes (the queue entry named its profile and context), ""
+             for an entry written before entries did: the task then keeps its place until its next status
 
   Returns: {fence, tries, exhausted (1 when tries > max attempts), cancel (1 when a cancel was requested),
             task state (WORKING when started), client id, profile, and when started: the task's fields (HGETALL, flat)
@@ -94,6 +96,10 @@ local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"context
   .. ',"status":' .. ARGV[9] .. '}}'
 local statusBytes = #ARGV[9] - redis.call('HSTRLEN', KEYS[2], 'st')
 redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9])
+if ARGV[12] == '1' then
+  redis.call('HSET', KEYS[2], 'ts', ARGV[10])
+  indexTask(KEYS[14], KEYS[15], taskId, ARGV[10])
+end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
 addStoredBytes(KEYS[2], KEYS[13], task[2], task[3], statusBytes, #event)
 enqueueDeliveries(KEYS[10], KEYS[11], KEYS[12], taskId, rev, event)
