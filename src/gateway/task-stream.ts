@@ -38,6 +38,12 @@ export interface TaskStreamInput {
   /** How the first event shows the task (SendStreamingMessage's historyLength). */
   view: TaskViewOptions;
   lease: StreamLease;
+  /**
+   * The stream of a message just sent (SendStreamingMessage): when its task has already ended or stopped for input by
+   * the time the stream opens (a fast run), the snapshot is followed by the status update the run ended with, so that
+   * the stream ends on it as it would have had it opened sooner.
+   */
+  sentMessage?: boolean;
 }
 
 /** What a streaming operation resolves with: its binding opens it on a sink of its own framing. */
@@ -75,6 +81,10 @@ class TaskStream implements TaskFollower {
     const task = toTask(this.input.snapshot.record, this.input.view);
     this.sink.send({ task }, this.position);
     if (closesStream(this.position.state)) {
+      if (this.input.sentMessage) {
+        const ended = { taskId: task.id, contextId: task.contextId, status: task.status };
+        this.sink.send({ statusUpdate: ended }, this.position);
+      }
       this.sink.end("done");
       return;
     }
@@ -95,12 +105,18 @@ class TaskStream implements TaskFollower {
   /**
    * A newer revision without newer journal entries: the task ended and its journal was deleted before this stream's
    * lease was seen (a journal kept for 0 s goes with the terminal step when no stream follows the task). The snapshot
-   * stands for the events missed, as a stream's recovery always is.
+   * stands for the events missed, sent as the events a follower would have ended with: each artifact whole (an
+   * update that replaces what was sent of it), then the status.
    */
   private resync(snapshot: Snapshot): void {
     this.position.state = snapshot.record.state;
     this.position.rev = snapshot.record.rev;
-    this.sink.send({ task: toTask(snapshot.record, this.input.view) }, this.position);
+    const task = toTask(snapshot.record, this.input.view);
+    const ids = { taskId: task.id, contextId: task.contextId };
+    for (const artifact of task.artifacts ?? []) {
+      this.sink.send({ artifactUpdate: { ...ids, artifact, lastChunk: true } }, this.position);
+    }
+    this.sink.send({ statusUpdate: { ...ids, status: task.status } }, this.position);
     if (closesStream(this.position.state)) this.sink.end("done");
   }
 

@@ -32,12 +32,7 @@ export async function sendStreamingMessage(call: OperationCall<"SendStreamingMes
     if (lease.taskId === undefined) await context.streamLeases.attachTask(lease, accepted.taskId, !accepted.created);
     const snapshot = await context.journal.snapshot(client.id, accepted.taskId, profile.name);
     if (!snapshot) throw new TaskNotFoundError(accepted.taskId);
-    return taskStreamSource(context, {
-      clientId: client.id,
-      snapshot,
-      view,
-      lease,
-    });
+    return taskStreamSource(context, { clientId: client.id, snapshot, view, lease, sentMessage: true });
   } catch (error) {
     await context.streamLeases.release(lease);
     throw error;

@@ -49,7 +49,13 @@ describe("accept", () => {
       tries: "0",
     });
     const queue = await f.redis.xrange(k.queue(0), "-", "+");
-    expect(queue).toEqual([[String(run.entry), ["run", String(task.run), "task", taskId, "client", clientId]]]);
+    // the entry names what its claim needs: the run, the task, its client, and the keys of its ListTasks indexes
+    expect(queue).toEqual([
+      [
+        String(run.entry),
+        ["run", String(task.run), "task", taskId, "client", clientId, "prof", PROFILE, "ctx", String(task.ctx)],
+      ],
+    ]);
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);
     expect(journal[0]?.[1].slice(0, 2)).toEqual(["rev", "1"]);

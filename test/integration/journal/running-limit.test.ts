@@ -153,7 +153,18 @@ describe("promote and wakeDeferred", () => {
     expect(await f.redis.exists(f.keys.clientDeferred(0, clientId), f.keys.deferredClients(0))).toBe(0);
     const queued = await f.redis.xrange(f.keys.queue(0), String(entry), String(entry));
     const runId = String(await f.redis.hget(f.keys.run(0, second.taskId), "id"));
-    expect(queued[0]?.[1]).toEqual(["run", runId, "task", second.taskId, "client", clientId]);
+    expect(queued[0]?.[1]).toEqual([
+      "run",
+      runId,
+      "task",
+      second.taskId,
+      "client",
+      clientId,
+      "prof",
+      PROFILE,
+      "ctx",
+      second.contextId,
+    ]);
     // the queued entry is claimed like any other, its first and only try
     await deliver(f);
     expect(await claim(f, l, second)).toMatchObject({ fence: 1, tries: 1 });

@@ -1,6 +1,6 @@
 // A finished task's journal kept for 0 s (the default): the terminal step deletes it when no stream follows the task,
 // keeps it 60 s for a stream that does, and a stream whose lease the terminal step did not see (it was being opened)
-// ends with the task's snapshot instead of waiting for events that are gone.
+// ends with what the task's snapshot says, as the events it would have read: each artifact whole, then the status.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openStream } from "../../support/sse-client.ts";
 import { type Harness, message, rpc, startHarness } from "../gateway/harness.ts";
@@ -59,7 +59,7 @@ test("a stream follows the task: its journal is kept 60 s and the stream reads t
   expect(left).toBeLessThanOrEqual(60_000);
 });
 
-test("a stream the terminal step did not see ends with the finished task's snapshot", async () => {
+test("a stream the terminal step did not see ends with the finished task's artifacts and status", async () => {
   const taskId = await submitted("late watcher");
   const stream = await openStream(h.gateway.url, "SubscribeToTask", { id: taskId }, { key: client.key });
   await stream.waitForEvents(1);
@@ -72,7 +72,11 @@ test("a stream the terminal step did not see ends with the finished task's snaps
   });
   await stream.closed;
   expect(await h.redis.exists(h.keys.journal(0, taskId))).toBe(0);
-  const last = stream.results.at(-1);
-  expect(last?.task).toMatchObject({ id: taskId, status: { state: "TASK_STATE_COMPLETED" } });
-  expect(last?.task?.artifacts).toEqual([{ artifactId: "result", parts: [{ text: "the answer" }] }]);
+  const [artifact, last] = stream.results.slice(-2);
+  expect(artifact?.artifactUpdate).toMatchObject({
+    taskId,
+    artifact: { artifactId: "result", parts: [{ text: "the answer" }] },
+    lastChunk: true,
+  });
+  expect(last?.statusUpdate).toMatchObject({ taskId, status: { state: "TASK_STATE_COMPLETED" } });
 });
