@@ -48,8 +48,15 @@ test("an actor SIGKILLed mid-run is replaced as the run's exit; the run is recla
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "2"]);
   await liveConsumers(inst, 2);
-  const taskId = await accept(inst, "[sleep 2500] survived");
-  await taskInState(inst, taskId, "TASK_STATE_WORKING");
+  const taskId = await accept(inst, "[progress] [sleep 2500] survived");
+  // The handler's own progress note: its actor told the supervisor it runs a handler before starting it (WORKING
+  // alone is written by the claim, before that).
+  await waitFor(
+    async () =>
+      (await task(inst, taskId))?.status.message?.parts.some((p) => "text" in p && p.text === "Echo is working"),
+    15_000,
+    "the handler's progress note",
+  );
   const owner = (await run(inst, taskId)).owner;
   const victim = (await workers(inst)).find((w) => w.id === owner);
   if (!victim) throw new Error(`no heartbeat for run owner ${owner}`);
@@ -66,7 +73,8 @@ test("an actor SIGKILLed mid-run is replaced as the run's exit; the run is recla
   expect(ran.fence).toBe("2");
   expect(ran.tries).toBe("2");
   const working = (await events(inst, taskId)).filter(
-    (e) => e.event.statusUpdate?.status.state === "TASK_STATE_WORKING",
+    // one WORKING per claim (the handler's progress notes are WORKING with a message)
+    (e) => e.event.statusUpdate?.status.state === "TASK_STATE_WORKING" && !e.event.statusUpdate.status.message,
   );
   expect(working).toHaveLength(2);
   const reclaimedAt = Date.parse(working[1]?.event.statusUpdate?.status.timestamp ?? "");
