@@ -118,13 +118,18 @@ describe("competing workers", () => {
       return { status, delayMs: count % 3 === 0 ? 15 : 0 };
     });
     const tasks = await Promise.all([1, 2, 3, 4].map(() => taskWithHooks(f, [hookUrl(hook)])));
+    // Every task has a notification due before the workers start, so each one's first claim (two tasks, its
+    // concurrency) finds work: which of them delivers does not depend on how fast the machine writes the steps.
+    // The rest of the steps are written while both deliver.
+    const before = ["TASK_STATE_WORKING", "p1"];
+    const after = ["p2", "p3", "p4", "p5", "TASK_STATE_COMPLETED"];
+    const runs = await Promise.all(tasks.map((task) => runSteps(f, task, before)));
     const a = worker({ concurrency: 2, backoffBaseMs: 30 });
     const b = worker({ concurrency: 2, backoffBaseMs: 30 });
     a.start();
     b.start();
-    const steps = ["TASK_STATE_WORKING", "p1", "p2", "p3", "p4", "p5", "TASK_STATE_COMPLETED"];
-    await Promise.all(tasks.map((task) => runSteps(f, task, steps)));
-    const total = tasks.length * steps.length;
+    await Promise.all(runs.map((run) => run.steps(...after)));
+    const total = tasks.length * (before.length + after.length);
     await waitFor("every event", () => a.counters.delivered + b.counters.delivered >= total, 15_000);
 
     for (const task of tasks) {
