@@ -271,7 +271,6 @@ export class TaskJournal {
       contextId,
       clientId,
       profile,
-      runId,
       state: "TASK_STATE_SUBMITTED",
       rev: 1,
       timestampMs: timestamp.getTime(),

@@ -9,7 +9,6 @@ export interface TaskRecord {
   readonly contextId: string;
   readonly clientId: string;
   readonly profile: string;
-  readonly runId: string;
   readonly state: TaskState;
   readonly rev: number;
   /** Status timestamp (ms), the ListTasks sort key. */
@@ -77,7 +76,6 @@ export function decodeTaskFields(
     contextId: map.ctx ?? "",
     clientId: map.cli ?? "",
     profile: map.prof ?? "",
-    runId: map.run ?? "",
     state: (map.state ?? "TASK_STATE_SUBMITTED") as TaskState,
     rev: Number(map.rev ?? 0),
     timestampMs: Number(map.ts ?? 0),

@@ -40,8 +40,10 @@ describe("accept", () => {
     const history = JSON.parse(task.hist ?? "[]");
     expect(history).toEqual([{ ...message, taskId, contextId: task.ctx }]);
     const run = await f.redis.hgetall(k.run(0, taskId));
+    const runId = String(run.id);
+    expect(task.run).toBeUndefined(); // the run is found by the task id; the task does not name it
     expect(run).toMatchObject({
-      id: task.run,
+      id: expect.stringMatching(/^[0-9A-Z]{26}$/),
       task: taskId,
       client: clientId,
       state: "queued",
@@ -51,10 +53,7 @@ describe("accept", () => {
     const queue = await f.redis.xrange(k.queue(0), "-", "+");
     // the entry names what its claim needs: the run, the task, its client, and the keys of its ListTasks indexes
     expect(queue).toEqual([
-      [
-        String(run.entry),
-        ["run", String(task.run), "task", taskId, "client", clientId, "prof", PROFILE, "ctx", String(task.ctx)],
-      ],
+      [String(run.entry), ["run", runId, "task", taskId, "client", clientId, "prof", PROFILE, "ctx", String(task.ctx)]],
     ]);
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);
