@@ -5,7 +5,9 @@ import type { RedisConfig } from "../config/index.ts";
 import { createRedis, type RedisLike } from "../journal/index.ts";
 
 export function connectRedis(config: Pick<RedisConfig, "url" | "cluster">, name: string): RedisLike {
-  const redis = createRedis(config, `a2a-${name}`, { maxRetriesPerRequest: 2 });
+  // The actor's command connection carries the scripts of every run in flight: commands issued in one tick leave in
+  // one socket write (the blocking queue reads and the cancel subscription have connections of their own).
+  const redis = createRedis(config, `a2a-${name}`, { maxRetriesPerRequest: 2, autoPipelining: name === "actor" });
   redis.on("error", () => {});
   return redis;
 }
