@@ -464,7 +464,7 @@ export class RunExecutor {
       redis.hgetall(keys.task(entry.shard, entry.taskId)),
       redis.get(keys.artifactChunks(entry.shard, entry.taskId)),
     ]);
-    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields, chunks);
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(entry.taskId, fields, chunks);
   }
 
   private llmFor(profile: Profile): LlmClient | undefined {

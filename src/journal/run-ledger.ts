@@ -171,7 +171,7 @@ export class RunLedger {
       string[] | undefined,
       string | undefined,
     ];
-    const started = fields ? { record: decodeTaskFields(fields, chunks) } : {};
+    const started = fields ? { record: decodeTaskFields(taskId, fields, chunks) } : {};
     return {
       ...started,
       shard,

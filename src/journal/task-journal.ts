@@ -371,7 +371,7 @@ export class TaskJournal {
     }
     const [flag, id, , fields] = reply as [number, string, number?, string[]?];
     await this.replicated(shard, id);
-    return { created: flag === 1, taskId: id, record: fields ? decodeTaskFields(fields) : undefined };
+    return { created: flag === 1, taskId: id, record: fields ? decodeTaskFields(id, fields) : undefined };
   }
 
   /** The task and its journal cursor at one revision; undefined when the client has no such task in this profile. */
@@ -389,7 +389,7 @@ export class TaskJournal {
       storeFailure(error);
     }
     if (!Array.isArray(reply) || reply.length < 2) return undefined;
-    const record = decodeTaskFields(reply[0] as string[], reply[2] as string | undefined);
+    const record = decodeTaskFields(taskId, reply[0] as string[], reply[2] as string | undefined);
     if (record.clientId !== clientId || (profile !== undefined && record.profile !== profile)) return undefined;
     return { record, cursor: reply[1] as string };
   }
@@ -531,7 +531,7 @@ export class TaskJournal {
       const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
       page.forEach((c, i) => {
         const fields = replies[i]?.[1] as Record<string, string> | undefined;
-        if (fields && Object.keys(fields).length > 0) records.push(decodeTaskFields(fields));
+        if (fields && Object.keys(fields).length > 0) records.push(decodeTaskFields(c.id, fields));
         else gone.push(c.id);
       });
     }

@@ -57,10 +57,12 @@ export function assembleArtifacts(arts: string | undefined, chunks: string | nul
 }
 
 /**
- * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into a record; `chunks` is the task's
- * chunk store (GET of KeySpace.artifactChunks; null or absent when it has none).
+ * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into the record of task `id` (the hash
+ * does not repeat its key's id); `chunks` is the task's chunk store (GET of KeySpace.artifactChunks; null or absent
+ * when it has none).
  */
 export function decodeTaskFields(
+  id: string,
   fields: readonly string[] | Record<string, string>,
   chunks?: string | null,
 ): TaskRecord {
@@ -72,7 +74,7 @@ export function decodeTaskFields(
     map = fields as Record<string, string>;
   }
   return {
-    id: map.id ?? "",
+    id,
     contextId: map.ctx ?? "",
     clientId: map.cli ?? "",
     profile: map.prof ?? "",

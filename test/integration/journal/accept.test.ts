@@ -35,13 +35,14 @@ describe("accept", () => {
     const { taskId } = accepted;
     const k = f.keys;
     const task = await f.redis.hgetall(k.task(0, taskId));
-    expect(task).toMatchObject({ id: taskId, cli: clientId, prof: PROFILE, state: "TASK_STATE_SUBMITTED", rev: "1" });
+    expect(task).toMatchObject({ cli: clientId, prof: PROFILE, state: "TASK_STATE_SUBMITTED", rev: "1" });
     expect(JSON.parse(task.meta ?? "null")).toEqual({ a: 1 });
     const history = JSON.parse(task.hist ?? "[]");
     expect(history).toEqual([{ ...message, taskId, contextId: task.ctx }]);
     const run = await f.redis.hgetall(k.run(0, taskId));
     const runId = String(run.id);
-    expect(task.run).toBeUndefined(); // the run is found by the task id; the task does not name it
+    // the key names the task and its run (run:<taskId>): the hash repeats neither id
+    expect([task.id, task.run]).toEqual([undefined, undefined]);
     expect(run).toMatchObject({
       id: expect.stringMatching(/^[0-9A-Z]{26}$/),
       task: taskId,
