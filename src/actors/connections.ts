@@ -5,9 +5,7 @@ import type { RedisConfig } from "../config/index.ts";
 import { createRedis, type RedisLike } from "../journal/index.ts";
 
 export function connectRedis(config: Pick<RedisConfig, "url" | "cluster">, name: string): RedisLike {
-  // The actor's command connection carries the scripts of every run in flight: commands issued in one tick leave in
-  // one socket write (the blocking queue reads and the cancel subscription have connections of their own).
-  const redis = createRedis(config, `a2a-${name}`, { maxRetriesPerRequest: 2, autoPipelining: name === "actor" });
+  const redis = createRedis(config, `a2a-${name}`, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
   return redis;
 }
