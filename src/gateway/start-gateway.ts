@@ -144,7 +144,6 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     logger,
   });
   const streamLeases = new StreamLeases({
-    redis,
     leases: new CapacityLeases(redis),
     keys,
     gatewayId,

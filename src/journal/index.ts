@@ -27,7 +27,7 @@ export {
 export { ReplicaAck, type ReplicaAckSettings } from "./replica-ack.ts";
 export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
-export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";
+export { type RedisLike, type ScriptName, scriptSource } from "./scripts.ts";
 export type {
   Accepted,
   AcceptInput,
