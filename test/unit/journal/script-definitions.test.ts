@@ -10,6 +10,22 @@ const definitionFiles = readdirSync(dir).filter((file) => file.endsWith(".ts"));
 
 type AnyScript = Script<string, string, unknown>;
 
+/** The negative codes of a definition file's code tables (its exports named …_CODES). */
+async function tableCodes(file: string): Promise<number[]> {
+  const module = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+  const codes = Object.entries(module)
+    .filter(([name]) => name.endsWith("_CODES"))
+    .flatMap(([, table]) => Object.keys(table as object).map(Number));
+  return [...new Set(codes.filter((code) => code < 0))].sort();
+}
+
+/** The negative codes a script's header documents in its Returns section. */
+function documentedCodes(file: string): number[] {
+  const header = readFileSync(new URL(file, dir), "utf8").split("]]")[0] ?? "";
+  const returns = header.slice(header.indexOf("Returns:"));
+  return [...new Set([...returns.matchAll(/(?:^|[\s;])-(\d+) /g)].map((m) => -Number(m[1])))].sort();
+}
+
 async function definitions(): Promise<AnyScript[]> {
   const found: AnyScript[] = [];
   for (const file of definitionFiles) {
@@ -39,6 +55,16 @@ test("each script file has exactly one definition, whose keys are its header's, 
   for (const file of luaFiles) {
     const definition = all.find((d) => d.name === file.replace(/-\d+\.lua$/, ""));
     expect({ file, keys: definition?.keys }).toEqual({ file, keys: headerKeys(file) });
+  }
+});
+
+test("each definition's code tables name every negative code its script documents, and no other", async () => {
+  const all = await definitions();
+  for (const file of definitionFiles) {
+    const module = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+    const script = Object.values(module).find((value) => all.includes(value as AnyScript)) as AnyScript | undefined;
+    const lua = luaFiles.find((name) => name.startsWith(`${script?.name}-`)) ?? "";
+    expect({ file, codes: await tableCodes(file) }).toEqual({ file, codes: documentedCodes(lua) });
   }
 });
 
