@@ -2,17 +2,16 @@
 // heartbeat (mode sweep), reclaims expired leases, runs what is queued up to worker.sweepBatch with the actors' run
 // code, delivers the webhooks that are due (within a time budget), and applies retention.
 import type { Config } from "../config/index.ts";
-import { KeySpace, QUEUE_GROUP, type RedisLike, RunLedger } from "../journal/index.ts";
+import { KeySpace, type QueueEntry, type RedisLike, RunLedger, RunQueue } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import { PushWorker } from "../push/index.ts";
 import { CancelListener } from "./cancel-listener.ts";
 import type { HandlerRegistry } from "./handlers/handler-api.ts";
 import type { ToolRegistry } from "./handlers/tools.ts";
 import { Heartbeat } from "./heartbeat.ts";
-import { toQueueEntries } from "./queue-reader.ts";
 import { Reclaimer } from "./reclaimer.ts";
 import { applyRetention, profileLifetimes, type RetentionReport } from "./retention.ts";
-import { type QueueEntry, RunExecutor } from "./run-executor.ts";
+import { RunExecutor } from "./run-executor.ts";
 
 export interface SweepOptions {
   /** One tick, then exit (for cron); otherwise a tick every intervalSeconds until signal aborts. */
@@ -44,8 +43,6 @@ export interface SweepTick {
 
 /** The longest a tick spends on webhooks, ms (less when the interval between ticks is shorter). */
 const PUSH_BUDGET_MS = 30_000;
-
-type StreamReply = [string, [string, string[] | null][]][] | null;
 
 /** Runs `entries` with at most `concurrency` at once. */
 async function runAll(executor: RunExecutor, entries: readonly QueueEntry[], concurrency: number): Promise<void> {
@@ -152,24 +149,10 @@ class Sweep {
   /** Up to `count` new entries per shard, one read per shard: a cluster refuses one read across slots (CROSSSLOT). */
   private async readQueued(count: number): Promise<QueueEntry[]> {
     if (count <= 0) return [];
+    const queue = new RunQueue(this.redis, this.keys);
     const shards = Array.from({ length: this.keys.shards }, (_, shard) => shard);
-    const replies = await Promise.all(
-      shards.map(
-        (shard) =>
-          this.redis.call(
-            "XREADGROUP",
-            "GROUP",
-            QUEUE_GROUP,
-            this.workerId,
-            "COUNT",
-            count,
-            "STREAMS",
-            this.keys.queue(shard),
-            ">",
-          ) as Promise<StreamReply>,
-      ),
-    );
-    return replies.flatMap((reply, shard) => (reply ?? []).flatMap(([, rows]) => toQueueEntries(shard, rows)));
+    const replies = await Promise.all(shards.map((shard) => queue.readNew(this.workerId, [shard], count)));
+    return replies.flat();
   }
 }
 

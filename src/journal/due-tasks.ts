@@ -84,6 +84,36 @@ export class DueTasks {
     };
   }
 
+  /**
+   * Removes entries of clients' ListTasks indexes whose task is gone, looking at about `budget` entries of a random
+   * sample of clients (each client has an index per profile in `profiles`): the oldest entries, the likeliest to have
+   * gone, and a random sample that reaches the rest over time. Returns how many entries were removed.
+   */
+  async dropGoneIndexEntries(profiles: readonly string[], budget: number): Promise<number> {
+    const { redis, keys } = this;
+    const clients = ((await redis.srandmember(keys.clients(), Math.min(budget, 100))) as string[] | null) ?? [];
+    if (clients.length === 0) return 0;
+    const perClient = Math.max(5, Math.floor(budget / clients.length));
+    let checked = 0;
+    let removed = 0;
+    for (const [clientId, profile] of clients.flatMap((id) => profiles.map((p) => [id, p] as const))) {
+      if (checked >= budget) break;
+      const shard = keys.shardOf(clientId);
+      const index = keys.clientTasks(shard, clientId, profile);
+      const oldest = await redis.zrange(index, 0, perClient - 1);
+      const sample = ((await redis.call("ZRANDMEMBER", index, perClient)) as string[] | null) ?? [];
+      const ids = [...new Set([...oldest, ...sample])];
+      checked += ids.length;
+      if (ids.length === 0) continue;
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.exists(keys.task(shard, id));
+      const replies = (await pipeline.exec()) ?? [];
+      const gone = ids.filter((_, i) => replies[i]?.[1] === 0);
+      if (gone.length > 0) removed += await redis.zrem(index, ...gone);
+    }
+    return removed;
+  }
+
   /** Fails up to `budget` interrupted tasks of a shard whose input timeout has passed; returns how many failed. */
   async expireInputs(shard: number, budget: number, lifetimes: (profile: string) => TaskLifetimes): Promise<number> {
     const k = this.keys;

@@ -90,6 +90,11 @@ export class PushOutbox {
     return reply === "settled";
   }
 
+  /** The W3C Trace Context stored with the task's run (JSON carrier), or null. */
+  async runTrace(shard: number, taskId: string): Promise<string | null> {
+    return await this.redis.hget(this.keys.run(shard, taskId), "trace");
+  }
+
   /** Redis time (ms), the clock deliveries are scheduled in. */
   async now(): Promise<number> {
     const [seconds, micros] = await this.redis.time();

@@ -13,6 +13,7 @@ import { RELEASE } from "./lua/release.ts";
 import { RENEW } from "./lua/renew.ts";
 import { TRANSITION, type TransitionReply } from "./lua/transition.ts";
 import type { RedisLike } from "./scripts.ts";
+import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */
 export interface Claim extends ClaimedRun {
@@ -270,6 +271,20 @@ export class RunLedger {
     ]);
     const limit = own === null ? this.maxRunningTasks : Number(own);
     return limit === 0 ? Number.MAX_SAFE_INTEGER : Math.max(0, limit - running);
+  }
+
+  /** The task as stored (with its chunk store), undefined when it is gone. */
+  async readTask(shard: number, taskId: string): Promise<TaskRecord | undefined> {
+    const [fields, chunks] = await Promise.all([
+      this.redis.hgetall(this.keys.task(shard, taskId)),
+      this.redis.get(this.keys.artifactChunks(shard, taskId)),
+    ]);
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields, chunks);
+  }
+
+  /** The W3C Trace Context the run's request stored (JSON carrier), or null. */
+  async runTrace(shard: number, taskId: string): Promise<string | null> {
+    return await this.redis.hget(this.keys.run(shard, taskId), "trace");
   }
 
   /** Up to `count` clients of a shard that have deferred runs. */

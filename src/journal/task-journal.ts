@@ -464,6 +464,12 @@ export class TaskJournal {
     return { canceledNow: reply.outcome !== "requested" };
   }
 
+  /** A task's revision, undefined when it is gone (one HGET; calls in one tick share a round trip). */
+  async revision(clientId: string, taskId: string): Promise<number | undefined> {
+    const rev = await this.redis.hget(this.keys.task(this.keys.shardOf(clientId), taskId), "rev");
+    return rev === null ? undefined : Number(rev);
+  }
+
   /** Journal entries after `cursor` (exclusive), oldest first, at most `count`. */
   async readJournal(clientId: string, taskId: string, cursor: string, count = 500): Promise<JournalEntry[]> {
     const shard = this.keys.shardOf(clientId);
