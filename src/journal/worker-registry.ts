@@ -51,6 +51,11 @@ export class WorkerRegistry {
     await Promise.all([redis.del(keys.worker(workerId)), redis.zrem(keys.workers(), workerId)]);
   }
 
+  /** Whether a shard has a worker beat or sweep tick recorded (its live record has not expired). */
+  async beaten(shard: number): Promise<boolean> {
+    return (await this.redis.exists(this.keys.live(shard))) === 1;
+  }
+
   /**
    * Redis time (s) and each shard's last worker beat or sweep tick (Redis time, s; null when none is recorded), in
    * one tick: separate commands, not one pipeline, since on a cluster the shards' records sit on different nodes (the

@@ -76,10 +76,12 @@ test("a worker's record and index entry are written with its TTL and removed; re
   expect(await f.redis.zscore(f.keys.workers(), "w1")).toBeNull();
 
   const fresh = journalFixture(server);
-  const empty = await new WorkerRegistry(fresh.redis, fresh.keys).shardBeats();
-  expect(empty.beats).toEqual([null]);
+  const freshRegistry = new WorkerRegistry(fresh.redis, fresh.keys);
+  expect((await freshRegistry.shardBeats()).beats).toEqual([null]);
+  expect(await freshRegistry.beaten(0)).toBe(false);
   await fresh.ledger.beat(0, 60);
-  const beaten = await new WorkerRegistry(fresh.redis, fresh.keys).shardBeats();
+  expect(await freshRegistry.beaten(0)).toBe(true);
+  const beaten = await freshRegistry.shardBeats();
   expect(beaten.nowSeconds).toBeGreaterThanOrEqual((await redisSeconds(fresh.redis)) - 1);
   expect(beaten.beats[0]).toBeLessThanOrEqual(beaten.nowSeconds);
   expect(beaten.beats[0]).toBeGreaterThanOrEqual(beaten.nowSeconds - 2);
