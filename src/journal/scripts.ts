@@ -135,6 +135,12 @@ export interface Script<K extends string, A extends string, R> {
     rest?: readonly ScriptArg[],
   ): void;
   decode(reply: ScriptReply): R;
+  /** KEYS then ARGV as Redis receives them, for tools that call the script outside ioredis (redis-benchmark). */
+  argv(
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, ScriptArg>>,
+    rest?: readonly ScriptArg[],
+  ): ScriptArg[];
 }
 
 export function defineScript<const K extends string, const A extends string, R>(
@@ -175,6 +181,7 @@ export function defineScript<const K extends string, const A extends string, R>(
       caller(pipeline).apply(pipeline, positional(keys, args, rest));
     },
     decode,
+    argv: (keys, args, rest = []) => positional(keys, args, rest),
   };
 }
 
