@@ -74,8 +74,12 @@ type ScriptCaller = (...args: ScriptArg[]) => Promise<ScriptReply>;
 
 const registered = new WeakSet<object>();
 
-/** Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. */
-function register(redis: RedisLike): void {
+/**
+ * Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. Call
+ * it before the connection's first command when it auto-pipelines: a pipeline carries only the scripts registered
+ * when it was opened, so a script first called in a tick whose pipeline another command opened would fail.
+ */
+export function registerScripts(redis: RedisLike): void {
   if (registered.has(redis)) return;
   for (const name of Object.keys(SCRIPT_FILES) as ScriptName[]) {
     const { lua, numberOfKeys } = script(name);
@@ -86,7 +90,7 @@ function register(redis: RedisLike): void {
 
 /** A pipeline of `redis` in which every script can be queued (ioredis copies the scripts a connection has). */
 export function scriptPipeline(redis: RedisLike): ChainableCommander {
-  register(redis);
+  registerScripts(redis);
   return redis.pipeline();
 }
 
@@ -174,7 +178,7 @@ export function defineScript<const K extends string, const A extends string, R>(
     keys: keyNames,
     args: argNames,
     async run(redis, keys, args, rest = []) {
-      register(redis);
+      registerScripts(redis);
       return decode(await caller(redis).apply(redis, positional(keys, args, rest)));
     },
     queue(pipeline, keys, args, rest = []) {
