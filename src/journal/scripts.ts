@@ -109,7 +109,8 @@ export class UnexpectedScriptReplyError extends Error {
 
 /**
  * How a script is called: its KEYS and its ARGV by name, each list in the order of the script's header (written here
- * once), and the decoder of its reply. `rest` names a list passed after the named arguments (a variable count).
+ * once), and the decoder of its reply. A script that takes a variable number of values after its named arguments
+ * (transition's events) gets them as the call's `rest`.
  */
 export interface ScriptDefinition<K extends string, A extends string, R> {
   readonly name: ScriptName;
@@ -147,6 +148,7 @@ export interface Script<K extends string, A extends string, R> {
   ): ScriptArg[];
 }
 
+/** A script's typed function from its definition; throws when the definition's key count is not the file name's. */
 export function defineScript<const K extends string, const A extends string, R>(
   definition: ScriptDefinition<K, A, R>,
 ): Script<K, A, R> {
