@@ -14,7 +14,7 @@ import {
 } from "../protocol/index.ts";
 import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
-import { ACCEPT, type AcceptReply } from "./lua/accept.ts";
+import { ACCEPT, type AcceptReply, type ADMISSION_KEYS } from "./lua/accept.ts";
 import { CANCEL, type CancelReply } from "./lua/cancel.ts";
 import { RESUME, type ResumeReply } from "./lua/resume.ts";
 import { SNAPSHOT } from "./lua/snapshot.ts";
@@ -194,7 +194,13 @@ export class TaskJournal {
   }
 
   /** The keys accept and resume share (see accept-14.lua and resume-17.lua). */
-  private acceptKeys(shard: number, clientId: string, profile: string, messageId: string, taskId: string) {
+  private acceptKeys(
+    shard: number,
+    clientId: string,
+    profile: string,
+    messageId: string,
+    taskId: string,
+  ): Record<(typeof ADMISSION_KEYS)[number], string> {
     const k = this.keys;
     return {
       live: k.live(shard),
