@@ -56,6 +56,12 @@ export function assembleArtifacts(arts: string | undefined, chunks: string | nul
   return list;
 }
 
+/** A task hash as a script returned it (HGETALL, flat) with its chunk store: decoded by decodeTaskFields. */
+export interface StoredTask {
+  readonly fields: readonly string[];
+  readonly chunks: string | undefined;
+}
+
 /**
  * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into the record of task `id` (the hash
  * does not repeat its key's id); `chunks` is the task's chunk store (GET of KeySpace.artifactChunks; null or absent
