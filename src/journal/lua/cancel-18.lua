@@ -19,6 +19,7 @@
   Returns: {1, rev} canceled now; {2, rev} cancel requested from the running actor; {0, rev} already canceled;
            -1 no such task for this client; -2 not cancelable (completed, failed or rejected)
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"

@@ -32,6 +32,7 @@
            or the run waits for input or is done); -3 the entry is not the run's current queue entry (stale); -4 the
            run is leased by a live owner
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-index"
@@ -56,8 +57,7 @@ end
 if run[2] == 'waiting' or run[2] == 'done' then
   return -2
 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local nowMs = redisNowMs()
 if run[2] == 'running' and tonumber(run[5] or 0) > nowMs then
   return -4
 end

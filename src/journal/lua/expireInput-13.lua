@@ -16,6 +16,7 @@
            -1 the task has no input timeout scheduled; -2 not due yet; -3 the task belongs to another client than
            ARGV[2] (nothing written)
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"

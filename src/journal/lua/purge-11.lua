@@ -14,6 +14,7 @@
            gone, or not finished) removed, with a gone task's leftover keys; -1 the task is not scheduled; -2 not due
            yet; -3 the task belongs to another client than ARGV[2] (nothing written)
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "task-endings"
 -- @include "task-index"

@@ -31,6 +31,7 @@
            -10 the client's stored bytes would pass its budget; -11 the profile's stored bytes would pass its budget;
            -12 the message's contextId is not the task's
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
@@ -67,8 +68,7 @@ if state ~= 'TASK_STATE_INPUT_REQUIRED' and state ~= 'TASK_STATE_AUTH_REQUIRED' 
 end
 
 local beat = redis.call('GET', KEYS[1])
-local now = redis.call('TIME')
-if not beat or (tonumber(now[1]) - tonumber(beat)) > tonumber(ARGV[1]) then
+if not beat or (math.floor(redisNowMs() / 1000) - tonumber(beat)) > tonumber(ARGV[1]) then
   return -1
 end
 local limit = tonumber(client[1])

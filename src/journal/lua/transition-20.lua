@@ -7,7 +7,8 @@
   does). Stores status and history, updates the client's index and the stored-bytes counters (an actor's output is
   counted, never refused), and at terminal and interrupted states releases the client's and profile's active slot and
   the client's running slot. A terminal task is scheduled for deletion after its retention (its journal at once when
-  kept for 0 s and no stream follows the task); an interrupted one is counted among its client's interrupted tasks
+  kept for 0 s and no stream follows the task: the step's events then go to the outbox only, not to a journal it
+  deletes); an interrupted one is counted among its client's interrupted tasks
   and scheduled to fail after its input timeout. A step that ends the leg (terminal or interrupted) may also
   acknowledge and delete the leg's queue entry and read the client's oldest deferred run: a run's end is one script.
 
@@ -42,13 +43,14 @@
            (tasks queued before the client reached it; the caller ends the task another way).
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'cli', 'prof')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'cli', 'prof', 'jbytes')
 if not run[1] or not task[1] then
   return -1
 end
@@ -88,6 +90,12 @@ if ARGV[2] ~= '' then
   end
 end
 
+-- A terminal step whose journal nobody will read (kept 0 s, no stream follows) deletes it rather than append to it.
+local journalSeconds
+if TERMINAL[to] then
+  journalSeconds = journalKeepSeconds(KEYS[16], ARGV[8])
+end
+
 -- all checks passed: writes only from here on
 local taskId = taskIdOf(KEYS[1])
 local rev = tonumber(task[2])
@@ -95,8 +103,10 @@ local taskBytes = 0
 local journalBytes = 0
 local function journal(event)
   rev = rev + 1
-  redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', event)
-  journalBytes = journalBytes + #event
+  if journalSeconds ~= 0 then
+    redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', event)
+    journalBytes = journalBytes + #event
+  end
   enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
 end
 for i = 15, 14 + artifactCount do
@@ -109,14 +119,19 @@ end
 if ARGV[2] ~= '' then
   journal(ARGV[15 + artifactCount])
 end
-redis.call('HSET', KEYS[1], 'state', to, 'rev', rev)
+-- the task's changed fields, written in one HSET
+local fields = {'state', to, 'rev', rev}
 if ARGV[3] ~= '' then
   taskBytes = taskBytes + #ARGV[3] - redis.call('HSTRLEN', KEYS[1], 'st')
-  redis.call('HSET', KEYS[1], 'st', ARGV[3], 'ts', ARGV[6])
+  table.insert(fields, 'st')
+  table.insert(fields, ARGV[3])
+  table.insert(fields, 'ts')
+  table.insert(fields, ARGV[6])
 end
 if ARGV[4] ~= '' then
   taskBytes = taskBytes + #ARGV[4] - redis.call('HSTRLEN', KEYS[1], 'arts') - redis.call('STRLEN', KEYS[15])
-  redis.call('HSET', KEYS[1], 'arts', ARGV[4])
+  table.insert(fields, 'arts')
+  table.insert(fields, ARGV[4])
   redis.call('DEL', KEYS[15])
 end
 if ARGV[5] ~= '' then
@@ -127,19 +142,29 @@ if ARGV[5] ~= '' then
   else
     hist = string.sub(hist, 1, -2) .. ',' .. ARGV[5] .. ']'
   end
-  redis.call('HSET', KEYS[1], 'hist', hist)
+  table.insert(fields, 'hist')
+  table.insert(fields, hist)
 end
-addStoredBytes(KEYS[1], KEYS[14], task[4], task[5], taskBytes, journalBytes)
+redis.call('HSET', KEYS[1], unpack(fields))
+-- a journal nobody will read goes with this step, its bytes given back with the step's own
+local releasedBytes = 0
+if journalSeconds == 0 then
+  releasedBytes = tonumber(task[6] or 0)
+  redis.call('DEL', KEYS[3])
+end
+addStoredBytes(KEYS[1], KEYS[14], task[4], task[5], taskBytes, journalBytes, releasedBytes)
 if ARGV[3] ~= '' then
   indexTask(KEYS[4], KEYS[19], taskId, ARGV[6])
 end
 if TERMINAL[to] then
-  finishRecords(KEYS[1], KEYS[2])
+  finishRecords(KEYS[1], KEYS[2], journalSeconds == 0)
   redis.call('SREM', KEYS[5], taskId)
   redis.call('SREM', KEYS[6], taskId)
   redis.call('SREM', KEYS[10], taskId)
-  leaveInterrupted(KEYS[11], KEYS[12], taskId)
-  local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[16], KEYS[14], task[4], task[5], ARGV[8])
+  -- only an interrupted task is in its client's interrupted set (resume takes it out)
+  if INTERRUPTED[from] then
+    leaveInterrupted(KEYS[11], KEYS[12], taskId)
+  end
   scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], journalSeconds)
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)

@@ -23,15 +23,16 @@ local function countBytes(bytesKey, client, profile, n)
   end
 end
 
--- Adds bytes to a task's `bytes` (its stored values) and `jbytes` (its journal) fields and to its counters.
-local function addStoredBytes(taskKey, bytesKey, client, profile, taskBytes, journalBytes)
+-- Adds bytes to a task's `bytes` (its stored values) and `jbytes` (its journal) fields and to its counters; the
+-- counters also give back `releasedBytes` (optional: the bytes of a journal the caller deleted) in the same step.
+local function addStoredBytes(taskKey, bytesKey, client, profile, taskBytes, journalBytes, releasedBytes)
   if taskBytes ~= 0 then
     redis.call('HINCRBY', taskKey, 'bytes', taskBytes)
   end
   if journalBytes ~= 0 then
     redis.call('HINCRBY', taskKey, 'jbytes', journalBytes)
   end
-  countBytes(bytesKey, client, profile, taskBytes + journalBytes)
+  countBytes(bytesKey, client, profile, taskBytes + journalBytes - (releasedBytes or 0))
 end
 
 -- Whether storing n more bytes takes a counter of the bytes hash past its budget (0 = no budget).

@@ -4,15 +4,12 @@
   the retention pass that deletes it gives its stored bytes back. A journal kept for 0 s is deleted by the terminal
   step itself unless a stream follows the task (a live lease in its streams set): then it is kept for 60 s, for that
   stream to read its last events. An interrupted task is counted among its client's
-  interrupted tasks and scheduled to fail when its input timeout passes. Needs the stored-bytes snippet before it.
+  interrupted tasks and scheduled to fail when its input timeout passes. Needs the clock and stored-bytes snippets
+  before it.
 ]]
-local function redisNowMs()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
--- The journal's part of a terminal step: its retention in seconds (0 when the step deleted it, its bytes given back).
-local function endJournal(taskKey, journalKey, streamsKey, bytesKey, client, profile, journalRetentionSeconds)
+-- How long a terminal task's journal is kept, in seconds: its retention, else 60 while a stream follows the task, else
+-- 0 (the terminal step deletes it, and need not append to it first).
+local function journalKeepSeconds(streamsKey, journalRetentionSeconds)
   local seconds = tonumber(journalRetentionSeconds)
   if seconds > 0 then
     return seconds
@@ -20,19 +17,32 @@ local function endJournal(taskKey, journalKey, streamsKey, bytesKey, client, pro
   if redis.call('ZCOUNT', streamsKey, redisNowMs(), '+inf') > 0 then
     return 60
   end
-  local journalBytes = tonumber(redis.call('HGET', taskKey, 'jbytes') or 0)
-  redis.call('DEL', journalKey)
-  redis.call('HDEL', taskKey, 'jbytes')
-  countBytes(bytesKey, client, profile, -journalBytes)
   return 0
 end
 
+-- The journal's part of a terminal step: its retention in seconds (0 when the step deleted it, its bytes given back).
+local function endJournal(taskKey, journalKey, streamsKey, bytesKey, client, profile, journalRetentionSeconds)
+  local seconds = journalKeepSeconds(streamsKey, journalRetentionSeconds)
+  if seconds == 0 then
+    local journalBytes = tonumber(redis.call('HGET', taskKey, 'jbytes') or 0)
+    redis.call('DEL', journalKey)
+    redis.call('HDEL', taskKey, 'jbytes')
+    countBytes(bytesKey, client, profile, -journalBytes)
+  end
+  return seconds
+end
+
 -- A finished task keeps only what its readers and its deletion need: the run its state, token, tries and trace context
--- (webhooks still to be sent continue its trace); the task not its creation time (smaller hashes until it is deleted).
-local function finishRecords(taskKey, runKey)
+-- (webhooks still to be sent continue its trace); the task not its creation time (smaller hashes until it is deleted),
+-- nor its journal's byte count when `journalDropped` (the caller deleted the journal and gave its bytes back).
+local function finishRecords(taskKey, runKey, journalDropped)
   redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred', 'prof', 'ctx')
   redis.call('HSET', runKey, 'state', 'done')
-  redis.call('HDEL', taskKey, 'created')
+  if journalDropped then
+    redis.call('HDEL', taskKey, 'created', 'jbytes')
+  else
+    redis.call('HDEL', taskKey, 'created')
+  end
 end
 
 local function scheduleDeletion(taskKey, purgeKey, taskId, retentionSeconds, journalRetentionSeconds)
