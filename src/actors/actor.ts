@@ -206,13 +206,20 @@ export class Actor {
     for (const entry of entries) this.submit(entry);
   }
 
-  /** Input timeouts, deletions and deferred runs, every reclaim interval: what is due should not wait a minute. */
+  /**
+   * Input timeouts, deletions, deferred runs and runs whose queue entry was lost, every reclaim interval: what is due
+   * should not wait a minute.
+   */
   private async dueWork(): Promise<void> {
-    await applyDueWork(this.command, this.keys, {
+    const report = await applyDueWork(this.command, this.keys, {
       budget: this.o.config.worker.sweepBatch,
       ledger: this.ledger,
       lifetimes: profileLifetimes(this.o.config),
+      profiles: this.o.config.profiles.map((profile) => profile.name),
     });
+    if (report.lostRunsQueued > 0) {
+      this.o.logger.warn({ count: report.lostRunsQueued }, "runs whose queue entry was gone queued again");
+    }
   }
 
   private async retention(): Promise<void> {
