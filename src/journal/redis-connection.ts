@@ -3,7 +3,7 @@
 // redis.cluster names seed nodes. Callers attach their own error handlers; nothing here logs or reads the environment.
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from "ioredis";
 import type { RedisConfig } from "../config/index.ts";
-import type { RedisLike } from "./scripts.ts";
+import { type RedisLike, registerScripts } from "./scripts.ts";
 
 export interface RedisConnectionOptions {
   /** Retries of one command while the link is down before it fails (ioredis maxRetriesPerRequest; default 2). */
@@ -59,16 +59,26 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return redis.isCluster;
 }
 
+/** Where a connection goes: one node (url), Sentinels (sentinels, sentinelName) or a cluster's seed nodes. */
+type RedisTarget = Pick<RedisConfig, "url" | "cluster"> & Partial<Pick<RedisConfig, SentinelKeys>>;
+
 /**
  * A new connection named `connectionName` (shown by CLIENT LIST). On a cluster, a client that has never been ready
  * gives up after a few attempts, so that a command issued at start-up fails instead of waiting for ever; once ready,
  * it reconnects like a single-node client.
  */
 export function createRedis(
-  config: Pick<RedisConfig, "url" | "cluster"> & Partial<Pick<RedisConfig, SentinelKeys>>,
+  config: RedisTarget,
   connectionName: string,
   options: RedisConnectionOptions = {},
 ): RedisLike {
+  const redis = openRedis(config, connectionName, options);
+  // before any command: an auto-pipelining connection's pipelines carry only the scripts registered when they open
+  registerScripts(redis);
+  return redis;
+}
+
+function openRedis(config: RedisTarget, connectionName: string, options: RedisConnectionOptions): RedisLike {
   const maxRetriesPerRequest = options.maxRetriesPerRequest ?? 2;
   const enableAutoPipelining = options.autoPipelining ?? false;
   const sentinels = config.sentinels ?? [];

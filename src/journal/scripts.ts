@@ -70,8 +70,12 @@ type ScriptCaller = (...args: (string | number)[]) => Promise<ScriptReply>;
 
 const registered = new WeakSet<object>();
 
-/** Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. */
-function register(redis: RedisLike): void {
+/**
+ * Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. Call
+ * it before the connection's first command when it auto-pipelines: a pipeline carries only the scripts registered
+ * when it was opened, so a script first called in a tick whose pipeline another command opened would fail.
+ */
+export function registerScripts(redis: RedisLike): void {
   if (registered.has(redis)) return;
   for (const name of Object.keys(SCRIPT_FILES) as ScriptName[]) {
     const { lua, numberOfKeys } = script(name);
@@ -90,7 +94,7 @@ export async function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<ScriptReply> {
-  register(redis);
+  registerScripts(redis);
   const { numberOfKeys } = script(name);
   if (keys.length !== numberOfKeys) {
     throw new Error(`script ${name} takes ${numberOfKeys} keys, got ${keys.length}`);
