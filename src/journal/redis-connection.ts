@@ -83,22 +83,24 @@ function openRedis(config: RedisTarget, connectionName: string, options: RedisCo
   const enableAutoPipelining = options.autoPipelining ?? false;
   const sentinels = config.sentinels ?? [];
   if (sentinels.length > 0) {
-    return new Redis({
-      sentinels: sentinels.map(parseSentinel),
-      name: config.sentinelName ?? "mymaster",
-      role: "master",
-      ...(config.sentinelPassword ? { sentinelPassword: config.sentinelPassword } : {}),
-      ...credentials(config.url),
-      db: database(config.url),
-      // Subscribes to +switch-master on the Sentinels: the client reconnects to the promoted replica at once rather
-      // than when its link to the dead primary times out.
-      failoverDetector: true,
-      // A write that reached a demoted primary (READONLY) did not happen: reconnect to the new one and send it again.
-      reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
-      connectionName,
-      maxRetriesPerRequest,
-      enableAutoPipelining,
-    });
+    return connectedAfterFailover(
+      new Redis({
+        sentinels: sentinels.map(parseSentinel),
+        name: config.sentinelName ?? "mymaster",
+        role: "master",
+        ...(config.sentinelPassword ? { sentinelPassword: config.sentinelPassword } : {}),
+        ...credentials(config.url),
+        db: database(config.url),
+        // Subscribes to +switch-master on the Sentinels: the client reconnects to the promoted replica at once rather
+        // than when its link to the dead primary times out.
+        failoverDetector: true,
+        // A write that reached a demoted primary (READONLY) did not happen: reconnect to the new one and send it again.
+        reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+        connectionName,
+        maxRetriesPerRequest,
+        enableAutoPipelining,
+      }),
+    );
   }
   if (config.cluster.length === 0) {
     return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
@@ -113,6 +115,37 @@ function openRedis(config: RedisTarget, connectionName: string, options: RedisCo
     ready = true;
   });
   return cluster;
+}
+
+/** How long a Sentinel-mode client that ended without being closed waits before it connects again, ms. */
+const REVIVE_DELAY_MS = 100;
+
+/**
+ * A Sentinel-mode client that connects again when it ends without being closed. ioredis can end one for good during a
+ * failover: the +switch-master listener of the link that died disconnects the connector while the client already asks
+ * a Sentinel for the new primary; that attempt then fails with "Connection is closed." and the client ends instead of
+ * retrying (every later command fails at once; the failover scenario saw gateways and actors cut off for good). Its
+ * own disconnect() and quit() still close it for good.
+ */
+function connectedAfterFailover(redis: Redis): Redis {
+  let closed = false;
+  const disconnect = redis.disconnect.bind(redis);
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closed = true;
+    disconnect(reconnect);
+  };
+  const quit = redis.quit.bind(redis);
+  redis.quit = ((...args: Parameters<typeof quit>) => {
+    closed = true;
+    return quit(...args);
+  }) as typeof redis.quit;
+  redis.on("end", () => {
+    if (closed) return;
+    setTimeout(() => {
+      if (!closed && redis.status === "end") redis.connect().catch(() => {});
+    }, REVIVE_DELAY_MS);
+  });
+  return redis;
 }
 
 /**
