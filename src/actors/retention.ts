@@ -1,7 +1,8 @@
 // Retention work, bounded per call. The due work: interrupted tasks past their input timeout fail, finished tasks (and
 // journals) past their retention are deleted with their stored bytes given back, deferred runs whose client has a
-// free running slot are queued again, and so are runs whose queue entry a failover lost. The rest: client index entries whose task is gone, dead letters past their age,
-// and consumers of the queue group that are gone and hold nothing. Only dedup records expire by a TTL.
+// free running slot are queued again, and so are runs whose queue entry a failover lost. The rest: client index
+// entries whose task is gone, dead letters past their age, and consumers of the queue group that are gone and hold
+// nothing. Only dedup records expire by a TTL.
 import type { Config } from "../config/index.ts";
 import {
   DueTasks,
@@ -48,7 +49,7 @@ export interface DueWorkOptions {
   ledger: RunLedger;
   /** A task's lifetimes by its profile's name (see profileLifetimes). */
   lifetimes: (profile: string) => TaskLifetimes;
-  /** The configured profiles' names: each has a set of queued and running tasks per shard, and a task index per client. */
+  /** The configured profiles' names: each has a set of queued and running tasks per shard, a task index per client. */
   profiles: readonly string[];
 }
 

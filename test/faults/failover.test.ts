@@ -13,16 +13,10 @@ import { errorInfo, message, rpc } from "../integration/gateway/harness.ts";
 import { type Installation, installation, type Running } from "../integration/multi/installation.ts";
 import { openStream } from "../support/sse-client.ts";
 import { checkInvariants, liveCapacityLeases } from "./invariants.ts";
-import { figures, load, pool, SOAK, scaled } from "./load.ts";
+import { figures, load, pool, scaled } from "./load.ts";
 import { SENTINEL_NAME, type SentinelSet, startSentinelSet } from "./sentinel-set.ts";
 
 const TERMINAL = /COMPLETED|FAILED|CANCELED|REJECTED/;
-/**
- * Opt-in (A2A_FAILOVER=1, or the soak): on a loaded 2-core machine the scenarios failed in about 1 run of 4 (a
- * cluster replica not promoted within 30 s; a gateway not acknowledging 30 s after a Sentinel failover), so they are
- * not part of the default run until that is understood.
- */
-const RUN = process.env.A2A_FAILOVER === "1" || SOAK;
 /** How long a stream may go without its terminal event before the client gives up on it and resubscribes (ms). */
 const STREAM_PATIENCE_MS = 5000;
 
@@ -465,7 +459,7 @@ const SCENARIO_ENV = {
   A2A_REDIS_ACK_TIMEOUT_MS: "500",
 };
 
-test.skipIf(!RUN)(
+test(
   "Sentinel: the primary SIGKILLed under load; the replica takes over; with ackReplicas 1 nothing acknowledged is lost",
   async () => {
     const set = await startSentinelSet();
@@ -485,7 +479,7 @@ test.skipIf(!RUN)(
   scaled(120_000),
 );
 
-test.skipIf(!RUN)(
+test(
   "Cluster with a replica per master: the busiest master SIGKILLed under load; with ackReplicas 1 nothing acknowledged is lost",
   async () => {
     // A replica cut off from its master for longer than the validity factor × the node timeout (+ 10 s) would not take

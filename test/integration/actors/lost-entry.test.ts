@@ -36,8 +36,8 @@ afterAll(async () => {
 
 /**
  * Accepts a task and leaves it as a lossy failover can: claimed by an actor that is gone (WORKING, its run running
- * with a lease of 1 s, `maxAttempts` passed to the claim), and its queue entry neither in the queue nor pending. Resolves
- * once the lease has lapsed by Redis's clock, the one the claim compares with.
+ * with a lease of 1 s, `maxAttempts` passed to the claim), and its queue entry neither in the queue nor pending.
+ * Resolves once the lease has lapsed by Redis's clock, the one the claim compares with.
  */
 async function lostRun(inst: Installation, maxAttempts: number): Promise<string> {
   const { f } = inst;
