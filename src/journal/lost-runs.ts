@@ -30,14 +30,22 @@ export class LostRuns {
     const ids = [...new Set(sampled.flat())];
     if (ids.length === 0) return 0;
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(k.run(shard, id), "state", "lease", "client");
-    const runs = (await pipeline.exec()) ?? [];
+    for (const id of ids) pipeline.hmget(k.run(shard, id), "state", "lease", "client", "entry");
+    const runs = ((await pipeline.exec()) ?? []).map(
+      (reply) => (reply[1] as (string | null)[] | undefined) ?? [null, null, null, null],
+    );
     const now = Date.now();
-    // Only a run that could be lost is looked at closer: queued, or running past its lease (Redis's clock decides).
+    // A queued run is normal while its entry is in the queue (a backlog holds many): read first, the script only for
+    // one whose entry is missing. A running run past its lease is rare; the script decides (Redis's clock, the group).
+    const queued = runs.flatMap(([state, , , entry], i) => (state === "queued" && entry ? [{ i, entry }] : []));
+    const reads = this.redis.pipeline();
+    for (const { entry } of queued) reads.xrange(k.queue(shard), entry, entry);
+    const found = ((await reads.exec()) ?? []).map((reply) => ((reply[1] as unknown[] | undefined) ?? []).length > 0);
+    const missing = new Set(queued.filter((_, j) => !found[j]).map(({ i }) => i));
     const candidates = ids.flatMap((id, i) => {
-      const [state, lease, client] = (runs[i]?.[1] as (string | null)[] | undefined) ?? [];
-      const could = state === "queued" || (state === "running" && Number(lease ?? 0) <= now);
-      return could ? [{ id, client: client ?? "" }] : [];
+      const [state, lease, client] = runs[i] ?? [];
+      const lapsed = state === "running" && Number(lease ?? 0) <= now;
+      return lapsed || missing.has(i) ? [{ id, client: client ?? "" }] : [];
     });
     const replies = await Promise.all(candidates.map(({ id, client }) => this.requeue(shard, id, client)));
     return replies.filter((entry) => entry !== undefined).length;
