@@ -1,9 +1,9 @@
 // A worker's heartbeat, readable with redis-cli: a hash per worker with a TTL, an index of workers by last beat, and
 // the per-shard liveness record that the gateway's accept script checks (written in Redis time).
-import type { KeySpace, RedisLike, RunLedger } from "../journal/index.ts";
+import { type KeySpace, type RedisLike, type RunLedger, type WorkerRecord, WorkerRegistry } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
-export type WorkerMode = "consume" | "sweep";
+export type WorkerMode = WorkerRecord["mode"];
 
 export interface HeartbeatOptions {
   redis: RedisLike;
@@ -29,37 +29,29 @@ export function heartbeatTtlSeconds(heartbeatSeconds: number, livenessSeconds: n
 export class Heartbeat {
   private readonly started = new Date().toISOString();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly registry: WorkerRegistry;
 
-  constructor(private readonly o: HeartbeatOptions) {}
+  constructor(private readonly o: HeartbeatOptions) {
+    this.registry = new WorkerRegistry(o.redis, o.keys);
+  }
 
   /** Records one beat: the worker hash (with TTL), its score in the workers index, and every shard's live record. */
   async beat(): Promise<void> {
-    const { redis, keys, workerId } = this.o;
+    const { keys, workerId } = this.o;
     const now = Date.now();
     const ttl = heartbeatTtlSeconds(this.o.heartbeatSeconds, this.o.livenessSeconds);
     const { inflight, done } = this.o.stats();
-    const key = keys.worker(workerId);
-    // Two pipelines, one per key: the worker hash and the index sit in different slots on a cluster.
-    const hash = redis
-      .pipeline()
-      .hset(key, {
-        mode: this.o.mode,
-        pid: this.o.pid,
-        host: this.o.host,
-        started: this.started,
-        beat: new Date(now).toISOString(),
-        inflight,
-        done,
-        version: this.o.version,
-      })
-      .expire(key, ttl)
-      .exec();
-    const index = redis
-      .pipeline()
-      .zadd(keys.workers(), now, workerId)
-      .zremrangebyscore(keys.workers(), "-inf", now - ttl * 1000)
-      .exec();
-    await Promise.all([hash, index]);
+    const record = {
+      mode: this.o.mode,
+      pid: this.o.pid,
+      host: this.o.host,
+      started: this.started,
+      beat: new Date(now).toISOString(),
+      inflight,
+      done,
+      version: this.o.version,
+    };
+    await this.registry.record(workerId, record, now, ttl);
     const shards = Array.from({ length: keys.shards }, (_, shard) => shard);
     await Promise.all(shards.map((shard) => this.o.ledger.beat(shard, this.o.livenessSeconds)));
   }
@@ -80,7 +72,6 @@ export class Heartbeat {
   /** Removes this worker's hash and index entry (a clean exit; the shard live records keep their TTL). */
   async remove(): Promise<void> {
     this.stop();
-    const { redis, keys, workerId } = this.o;
-    await Promise.all([redis.del(keys.worker(workerId)), redis.zrem(keys.workers(), workerId)]);
+    await this.registry.remove(this.o.workerId);
   }
 }

@@ -66,7 +66,7 @@ export { heartbeatTtlSeconds, type WorkerMode } from "./heartbeat.ts";
 export { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, profileGuardrails } from "./output-check.ts";
 export { type RestartDecision, RestartPolicy } from "./restart-policy.ts";
 export { DEAD_LETTER_RETENTION_SECONDS, type RetentionReport } from "./retention.ts";
-export { GENERIC_FAILURE, type QueueEntry, timeLimitFailure } from "./run-executor.ts";
+export { GENERIC_FAILURE, timeLimitFailure } from "./run-executor.ts";
 export { LeaseLostError, RunWriter } from "./run-writer.ts";
 export { liveWorkers, readStatus, type StatusReport, statusExitCode, type WorkerStatus } from "./status.ts";
 export { formatStatus } from "./status-format.ts";

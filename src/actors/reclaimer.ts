@@ -1,20 +1,18 @@
 // Finds runs whose lease expired: XAUTOCLAIM moves queue entries idle longer than the lease to this consumer, a
 // bounded number per call; the claim script then decides whether each may run again (the fence guards every write).
-import { type KeySpace, QUEUE_GROUP, type RedisLike } from "../journal/index.ts";
-import { toQueueEntries } from "./queue-reader.ts";
-import type { QueueEntry } from "./run-executor.ts";
-
-type AutoclaimReply = [string, [string, string[] | null][], string[]?];
+import { type KeySpace, type QueueEntry, type RedisLike, RunQueue } from "../journal/index.ts";
 
 export class Reclaimer {
   private readonly cursors: string[];
+  private readonly queue: RunQueue;
 
   constructor(
-    private readonly redis: RedisLike,
-    private readonly keys: KeySpace,
+    redis: RedisLike,
+    keys: KeySpace,
     private readonly consumer: string,
     private readonly minIdleMs: number,
   ) {
+    this.queue = new RunQueue(redis, keys);
     this.cursors = Array.from({ length: keys.shards }, () => "0-0");
   }
 
@@ -22,19 +20,16 @@ export class Reclaimer {
   async reclaim(count: number): Promise<QueueEntry[]> {
     if (count <= 0) return [];
     const found: QueueEntry[] = [];
-    for (let shard = 0; shard < this.keys.shards; shard++) {
-      const reply = (await this.redis.call(
-        "XAUTOCLAIM",
-        this.keys.queue(shard),
-        QUEUE_GROUP,
+    for (let shard = 0; shard < this.queue.keys.shards; shard++) {
+      const reply = await this.queue.reclaimIdle(
+        shard,
         this.consumer,
         this.minIdleMs,
         this.cursors[shard] ?? "0-0",
-        "COUNT",
         count,
-      )) as AutoclaimReply;
-      this.cursors[shard] = reply[0];
-      found.push(...toQueueEntries(shard, reply[1]));
+      );
+      this.cursors[shard] = reply.cursor;
+      found.push(...reply.entries);
     }
     return found;
   }

@@ -4,10 +4,10 @@ import { type Config, type Profile, requiresFullTextCheck } from "../config/inde
 import type { Guardrail } from "../guardrail/index.ts";
 import {
   type Claim,
-  decodeTaskFields,
   type KeySpace,
+  type QueueEntry,
   type RedisLike,
-  type RunLedger,
+  RunLedger,
   type TaskRecord,
 } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
@@ -30,19 +30,8 @@ import { profileGuardrails } from "./output-check.ts";
 import { RunTrace } from "./run-trace.ts";
 import { LeaseLostError, RunWriter } from "./run-writer.ts";
 
-/** One entry of a shard's run queue. */
-export interface QueueEntry {
-  readonly shard: number;
-  readonly id: string;
-  readonly runId: string;
-  readonly taskId: string;
-  /** The task's client, as the entry names it (absent in entries written before entries named it). */
-  readonly clientId?: string;
-  /** The task's profile and context, whose ListTasks indexes the claim updates (absent in older entries). */
-  readonly index?: { readonly profile: string; readonly contextId: string };
-}
-
 export interface ExecutorOptions {
+  /** The connection the executor reads tasks and runs' trace contexts on (the ledger writes on its own). */
   redis: RedisLike;
   ledger: RunLedger;
   keys: KeySpace;
@@ -140,7 +129,11 @@ export class RunExecutor {
   /** Each profile's output guardrail, built once: a profile whose guardrails cannot be built stops the start. */
   private readonly guardrails: ReadonlyMap<string, Guardrail>;
 
+  /** Reads of tasks and runs on `o.redis`. */
+  private readonly reads: RunLedger;
+
   constructor(private readonly o: ExecutorOptions) {
+    this.reads = new RunLedger(o.redis, o.keys);
     this.guardrails = profileGuardrails(o.config, { env: { ...o.env }, ...(o.fetch ? { fetch: o.fetch } : {}) });
   }
 
@@ -200,7 +193,7 @@ export class RunExecutor {
 
   /** Processes an entry in the span of its run (continuing the trace of the request that queued it). */
   private async traced(entry: QueueEntry): Promise<void> {
-    const trace = await RunTrace.start(this.o.redis, this.o.keys, entry);
+    const trace = await RunTrace.start(this.reads, entry);
     try {
       await this.process(entry, trace);
     } finally {
@@ -281,7 +274,7 @@ export class RunExecutor {
       ended("drained");
       return;
     }
-    const record = claim.record ?? (await this.readTask(entry));
+    const record = claim.record ?? (await this.reads.readTask(entry.shard, entry.taskId));
     if (!record) return await this.ack(leg);
     const profile = config.profiles.find((candidate) => candidate.name === claim.profile);
     const control: RunControl = { controller: new AbortController(), reason: undefined, startedAt };
@@ -456,15 +449,6 @@ export class RunExecutor {
     await writer.status("TASK_STATE_FAILED", {
       text: shown ? await sink.failureMessage(error.message) : GENERIC_FAILURE,
     });
-  }
-
-  private async readTask(entry: QueueEntry): Promise<TaskRecord | undefined> {
-    const { keys, redis } = this.o;
-    const [fields, chunks] = await Promise.all([
-      redis.hgetall(keys.task(entry.shard, entry.taskId)),
-      redis.get(keys.artifactChunks(entry.shard, entry.taskId)),
-    ]);
-    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields, chunks);
   }
 
   private llmFor(profile: Profile): LlmClient | undefined {

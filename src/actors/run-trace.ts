@@ -2,7 +2,7 @@
 // it (the W3C carrier accept and resume keep on the run), with the claim, the handler leg and the final transition
 // as its children. With tracing off every method is a no-op and nothing is read from Redis.
 import { type Span, SpanKind } from "@opentelemetry/api";
-import type { Claim, ClaimRefusal, KeySpace, RedisLike } from "../journal/index.ts";
+import type { Claim, ClaimRefusal, RunLedger } from "../journal/index.ts";
 import {
   attributes as A,
   contextFromCarrier,
@@ -35,13 +35,9 @@ export class RunTrace {
   static readonly OFF = new RunTrace(undefined);
 
   /** Reads the run's stored trace context and starts its span (a child of the request's SERVER span). */
-  static async start(
-    redis: RedisLike,
-    keys: KeySpace,
-    entry: { shard: number; taskId: string; runId: string },
-  ): Promise<RunTrace> {
+  static async start(ledger: RunLedger, entry: { shard: number; taskId: string; runId: string }): Promise<RunTrace> {
     if (!tracing()) return RunTrace.OFF;
-    const carrier = await redis.hget(keys.run(entry.shard, entry.taskId), "trace").catch(() => null);
+    const carrier = await ledger.runTrace(entry.shard, entry.taskId).catch(() => null);
     const span = runtimeTracer().startSpan(
       "a2a.run",
       {

@@ -1,8 +1,9 @@
 // Reads the run queues on a Redis Cluster: one blocking reader (and connection) per shard, because one XREADGROUP
 // across shards is refused there (CROSSSLOT). A shard's read stays outstanding across calls, so an entry it delivers
 // late is returned by a later call, never dropped.
+
+import type { QueueEntry } from "../journal/index.ts";
 import { QueueReader, type QueueReaderOptions } from "./queue-reader.ts";
-import type { QueueEntry } from "./run-executor.ts";
 
 /** What the actor reads its queue entries with: one reader over every shard, or one per shard. */
 export interface RunQueueReader {

@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import type { Command } from "commander";
 import { type Config, publicUrl } from "../config/index.ts";
 import { type RunningGateway, startGateway } from "../gateway/index.ts";
-import { ClientRegistry, KeySpace } from "../journal/index.ts";
+import { ClientRegistry, KeySpace, WorkerRegistry } from "../journal/index.ts";
 import { CommandError, EXIT_UNAVAILABLE, isPortInUse, portInUseError } from "./command-error.ts";
 import { type CliContext, signingKey } from "./context.ts";
 import { type EmbeddedRedis, redisServerOnPath, startEmbeddedRedis } from "./embedded-redis.ts";
@@ -60,14 +60,14 @@ async function chooseRedis(context: CliContext, config: Config): Promise<Embedde
 /** Resolves once the first actor has beaten (the gateway accepts tasks from then on), or after FIRST_BEAT_MS. */
 async function firstBeat(context: CliContext, config: Config, supervisor: Promise<number>): Promise<boolean> {
   const redis = context.redis("start");
-  const keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
+  const workers = new WorkerRegistry(redis, new KeySpace(config.redis.keyPrefix, config.redis.shards));
   let ended = false;
   void supervisor.then(() => {
     ended = true;
   });
   try {
     for (let waited = 0; waited < FIRST_BEAT_MS && !ended; waited += 100) {
-      if (await redis.exists(keys.live(0))) return true;
+      if (await workers.beaten(0)) return true;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return !ended;

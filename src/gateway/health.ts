@@ -1,5 +1,6 @@
 // GET /healthz (the process answers) and GET /readyz (Redis answers and every shard has a worker beat younger than
 // worker.livenessSeconds, measured on Redis's clock, which is what accept checks too).
+import { WorkerRegistry } from "../journal/index.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 
 /** How long /readyz waits for Redis before it calls it unreachable, in ms. */
@@ -31,18 +32,12 @@ export function healthz(): Response {
 }
 
 async function probe(context: GatewayContext): Promise<Readiness> {
-  const { redis, keys, config } = context;
-  const livenessSeconds = config.worker.livenessSeconds;
-  // Separate commands, not one pipeline: on a cluster the shards' live records sit on different nodes. The
-  // auto-pipelining connection still sends them in one tick (one pipeline per node).
-  const [[now], ...beats] = await Promise.all([
-    redis.call("TIME") as Promise<[string, string]>,
-    ...Array.from({ length: keys.shards }, (_, shard) => redis.get(keys.live(shard))),
-  ]);
+  const livenessSeconds = context.config.worker.livenessSeconds;
+  const { nowSeconds, beats } = await new WorkerRegistry(context.redis, context.keys).shardBeats();
   const shards: ShardReadiness[] = [];
-  for (let shard = 0; shard < keys.shards; shard++) {
-    const beat = beats[shard];
-    const age = typeof beat === "string" ? Number(now) - Number(beat) : null;
+  for (let shard = 0; shard < context.keys.shards; shard++) {
+    const beat = beats[shard] ?? null;
+    const age = beat === null ? null : nowSeconds - beat;
     shards.push({ shard, beatAgeSeconds: age, live: age !== null && age <= livenessSeconds });
   }
   return { ready: shards.every((s) => s.live), redis: "ok", livenessSeconds, shards };

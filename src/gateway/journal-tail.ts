@@ -41,8 +41,7 @@ export type WaitOutcome =
 export interface JournalTailOptions {
   /** A connection of its own: it enters subscriber mode. */
   subscriber: RedisLike;
-  /** The shared command connection (auto-pipelining), for the safety tick's reads. */
-  redis: RedisLike;
+  /** Reads on the shared command connection (auto-pipelining), the safety tick's too. */
   journal: TaskJournal;
   keys: KeySpace;
   logger: Logger;
@@ -270,18 +269,15 @@ export class JournalTail {
   private recheckAll(): void {
     const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);
     if (all.length === 0) return;
-    const { redis, keys, logger } = this.options;
-    Promise.all(all.map((f) => redis.hget(keys.task(keys.shardOf(f.clientId), f.taskId), "rev")))
+    const { journal, logger } = this.options;
+    Promise.all(all.map((f) => journal.revision(f.clientId, f.taskId)))
       .then((revs) => {
         all.forEach((followed, index) => {
           const rev = revs[index];
-          if (typeof rev !== "string") this.refresh(followed);
-          else if (Number(rev) > Math.max(followed.lastRev, followed.noticedRev)) {
+          if (rev === undefined) this.refresh(followed);
+          else if (rev > Math.max(followed.lastRev, followed.noticedRev)) {
             this.missed += 1;
-            logger.warn(
-              { taskId: followed.taskId, rev: Number(rev) },
-              "journal tail found a change no notice announced",
-            );
+            logger.warn({ taskId: followed.taskId, rev }, "journal tail found a change no notice announced");
             this.refresh(followed);
           }
         });

@@ -124,7 +124,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     clients: config.clients,
     ack: { replicas: config.redis.ackReplicas, timeoutMs: config.redis.ackTimeoutMs },
   });
-  const tail = new JournalTail({ subscriber, redis, journal, keys, logger });
+  const tail = new JournalTail({ subscriber, journal, keys, logger });
   await tail.start();
   const gatewayId = ulid().toLowerCase();
   const waiting = new WaitingLeases({
@@ -144,7 +144,6 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     logger,
   });
   const streamLeases = new StreamLeases({
-    redis,
     leases: new CapacityLeases(redis),
     keys,
     gatewayId,

@@ -2,7 +2,7 @@
 // task's sets (in the client's shard), renewed by one process-wide timer, so a gateway that dies leaks them for one
 // TTL at most. Acquiring takes the installation lease, then the shard leases, and gives back what it took on refusal.
 
-import { type CapacityLeases, type KeySpace, type RedisLike, runScript, storeFailure } from "../journal/index.ts";
+import { type CapacityLeases, type KeySpace, storeFailure } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import { CapacityError, REFUSAL_REASONS } from "../protocol/index.ts";
 
@@ -14,7 +14,6 @@ export interface StreamLimits {
 }
 
 export interface StreamLeasesOptions {
-  redis: RedisLike;
   leases: CapacityLeases;
   keys: KeySpace;
   /** Unique per gateway process; prefixes every member. */
@@ -78,9 +77,9 @@ export class StreamLeases {
    * created: nobody else can hold a stream on it, so its limit cannot refuse and nothing stored is left behind.
    */
   async attachTask(lease: StreamLease, taskId: string, limited: boolean): Promise<void> {
-    const code = await this.shardLease(lease, taskId, limited ? this.options.limits.perTask : 0);
-    if (code === -1) throw this.refusal("perTask", { taskId });
-    if (code === -2) throw this.refusal("perClient");
+    const held = await this.shardLease(lease, taskId, limited ? this.options.limits.perTask : 0);
+    if (held === "taskFull") throw this.refusal("perTask", { taskId });
+    if (held === "clientFull") throw this.refusal("perClient");
     lease.taskId = taskId;
   }
 
@@ -104,16 +103,20 @@ export class StreamLeases {
     await Promise.all(all.map((lease) => this.removeAll(lease, lease.taskId)));
   }
 
-  private async shardLease(lease: StreamLease, taskId: string, maxPerTask: number): Promise<number> {
-    const { redis, keys, ttlMs, limits } = this.options;
+  private async shardLease(
+    lease: StreamLease,
+    taskId: string,
+    maxPerTask: number,
+  ): Promise<"held" | "taskFull" | "clientFull"> {
+    const { leases, keys, ttlMs, limits } = this.options;
     const shard = keys.shardOf(lease.clientId);
-    const reply = await runScript(
-      redis,
-      "streamLease",
-      [keys.taskStreams(shard, taskId), keys.clientStreams(shard, lease.clientId)],
-      [lease.member, ttlMs, maxPerTask, limits.perClient],
-    ).catch(storeFailure);
-    return Number(reply);
+    const sets = {
+      taskStreams: keys.taskStreams(shard, taskId),
+      clientStreams: keys.clientStreams(shard, lease.clientId),
+    };
+    return await leases
+      .acquireStream(sets, lease.member, ttlMs, { perTask: maxPerTask, perClient: limits.perClient })
+      .catch(storeFailure);
   }
 
   private async removeAll(lease: StreamLease, taskId: string | undefined): Promise<void> {
@@ -178,7 +181,7 @@ export class StreamLeases {
       const renewal =
         lease.taskId === undefined
           ? leases.acquire(keys.clientStreams(shard, lease.clientId), lease.member, ttlMs, limits.perClient)
-          : this.shardLease(lease, lease.taskId, limits.perTask).then((code) => code === 1);
+          : this.shardLease(lease, lease.taskId, limits.perTask).then((held) => held === "held");
       renewal
         .then((renewed) => {
           if (!renewed) logger.warn({ member: lease.member }, "stream lease had lapsed and the limit is reached");

@@ -4,7 +4,9 @@
 import { monotonicFactory } from "ulid";
 import type { StreamResponse, TaskStatus } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import { EXPIRE_INPUT } from "./lua/expire-input.ts";
+import { PURGE } from "./lua/purge.ts";
+import type { RedisLike } from "./scripts.ts";
 
 /** What the retention pass needs to know of a task's profile. */
 export interface TaskLifetimes {
@@ -57,27 +59,59 @@ export class DueTasks {
     const replies = await Promise.all(
       ids.map((id, i) => {
         const [client = "", profile = "", contextId = ""] = (owners[i] ?? []).map((value) => value ?? "");
-        return runScript(
+        return PURGE.run(
           this.redis,
-          "purge",
-          [
-            k.purge(shard),
-            k.task(shard, id),
-            k.run(shard, id),
-            k.journal(shard, id),
-            k.pushConfigs(shard, id),
-            k.pushQueue(shard, id),
-            k.pushReady(shard),
-            k.clientTasks(shard, client, profile),
-            k.bytes(shard),
-            k.contextTasks(shard, client, profile, contextId),
-            k.artifactChunks(shard, id),
-          ],
-          [id, client],
+          {
+            purge: k.purge(shard),
+            task: k.task(shard, id),
+            run: k.run(shard, id),
+            journal: k.journal(shard, id),
+            pushConfigs: k.pushConfigs(shard, id),
+            pushQueue: k.pushQueue(shard, id),
+            pushReady: k.pushReady(shard),
+            clientTasks: k.clientTasks(shard, client, profile),
+            bytes: k.bytes(shard),
+            contextTasks: k.contextTasks(shard, client, profile, contextId),
+            chunks: k.artifactChunks(shard, id),
+          },
+          { taskId: id, clientId: client },
         );
       }),
     );
-    return { tasks: replies.filter((r) => r === 2).length, journals: replies.filter((r) => r === 1).length };
+    return {
+      tasks: replies.filter((r) => r === "taskDeleted").length,
+      journals: replies.filter((r) => r === "journalDeleted").length,
+    };
+  }
+
+  /**
+   * Removes entries of clients' ListTasks indexes whose task is gone, looking at about `budget` entries of a random
+   * sample of clients (each client has an index per profile in `profiles`): the oldest entries, the likeliest to have
+   * gone, and a random sample that reaches the rest over time. Returns how many entries were removed.
+   */
+  async dropGoneIndexEntries(profiles: readonly string[], budget: number): Promise<number> {
+    const { redis, keys } = this;
+    const clients = ((await redis.srandmember(keys.clients(), Math.min(budget, 100))) as string[] | null) ?? [];
+    if (clients.length === 0) return 0;
+    const perClient = Math.max(5, Math.floor(budget / clients.length));
+    let checked = 0;
+    let removed = 0;
+    for (const [clientId, profile] of clients.flatMap((id) => profiles.map((p) => [id, p] as const))) {
+      if (checked >= budget) break;
+      const shard = keys.shardOf(clientId);
+      const index = keys.clientTasks(shard, clientId, profile);
+      const oldest = await redis.zrange(index, 0, perClient - 1);
+      const sample = ((await redis.call("ZRANDMEMBER", index, perClient)) as string[] | null) ?? [];
+      const ids = [...new Set([...oldest, ...sample])];
+      checked += ids.length;
+      if (ids.length === 0) continue;
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.exists(keys.task(shard, id));
+      const replies = (await pipeline.exec()) ?? [];
+      const gone = ids.filter((_, i) => replies[i]?.[1] === 0);
+      if (gone.length > 0) removed += await redis.zrem(index, ...gone);
+    }
+    return removed;
   }
 
   /** Fails up to `budget` interrupted tasks of a shard whose input timeout has passed; returns how many failed. */
@@ -102,37 +136,36 @@ export class DueTasks {
           timestamp: timestamp.toISOString(),
         };
         const event: StreamResponse = { statusUpdate: { taskId, contextId: contextId ?? "", status } };
-        return runScript(
+        return EXPIRE_INPUT.run(
           this.redis,
-          "expireInput",
-          [
-            k.inputDue(shard),
-            k.task(shard, taskId),
-            k.run(shard, taskId),
-            k.journal(shard, taskId),
-            k.clientTasks(shard, client ?? "", profile ?? ""),
-            k.clientInterrupted(shard, client ?? ""),
-            k.purge(shard),
-            k.bytes(shard),
-            k.pushConfigs(shard, taskId),
-            k.pushQueue(shard, taskId),
-            k.pushReady(shard),
-            k.contextTasks(shard, client ?? "", profile ?? "", contextId ?? ""),
-            k.taskStreams(shard, taskId),
-          ],
-          [
+          {
+            inputDue: k.inputDue(shard),
+            task: k.task(shard, taskId),
+            run: k.run(shard, taskId),
+            journal: k.journal(shard, taskId),
+            clientTasks: k.clientTasks(shard, client ?? "", profile ?? ""),
+            clientInterrupted: k.clientInterrupted(shard, client ?? ""),
+            purge: k.purge(shard),
+            bytes: k.bytes(shard),
+            pushConfigs: k.pushConfigs(shard, taskId),
+            pushQueue: k.pushQueue(shard, taskId),
+            pushReady: k.pushReady(shard),
+            contextTasks: k.contextTasks(shard, client ?? "", profile ?? "", contextId ?? ""),
+            taskStreams: k.taskStreams(shard, taskId),
+          },
+          {
             taskId,
-            client ?? "",
-            JSON.stringify(status),
-            JSON.stringify(event),
-            timestamp.getTime(),
-            life.retentionSeconds,
-            life.journalRetentionSeconds,
-            k.eventsChannel(),
-          ],
+            clientId: client ?? "",
+            status: JSON.stringify(status),
+            event: JSON.stringify(event),
+            nowMs: timestamp.getTime(),
+            retentionSeconds: life.retentionSeconds,
+            journalRetentionSeconds: life.journalRetentionSeconds,
+            eventsChannel: k.eventsChannel(),
+          },
         );
       }),
     );
-    return replies.filter((reply) => Array.isArray(reply)).length;
+    return replies.filter((reply) => reply.ok).length;
   }
 }

@@ -28,7 +28,8 @@ export {
 export { ReplicaAck, type ReplicaAckSettings } from "./replica-ack.ts";
 export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
-export { type RedisLike, runScript, type ScriptName, scriptSource } from "./scripts.ts";
+export { type QueueEntry, RunQueue, toQueueEntries } from "./run-queue.ts";
+export { type RedisLike, type ScriptName, scriptSource } from "./scripts.ts";
 export type {
   Accepted,
   AcceptInput,
@@ -50,3 +51,4 @@ export {
   toTask,
 } from "./task-view.ts";
 export { type AddressPolicy, checkUrlForm, isAllowListed, type UrlForm, type UrlRefusal } from "./webhook-url.ts";
+export { type WorkerRecord, WorkerRegistry } from "./worker-registry.ts";

@@ -4,7 +4,8 @@
 // running tasks (an index the accept and the run's end keep anyway); the script decides, and changes nothing else.
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import { REQUEUE_LOST } from "./lua/requeue-lost.ts";
+import type { RedisLike } from "./scripts.ts";
 
 export class LostRuns {
   constructor(
@@ -57,12 +58,11 @@ export class LostRuns {
    */
   async requeue(shard: number, taskId: string, clientId: string): Promise<string | undefined> {
     const k = this.keys;
-    const reply = await runScript(
+    const reply = await REQUEUE_LOST.run(
       this.redis,
-      "requeueLost",
-      [k.run(shard, taskId), k.queue(shard), k.clientRunning(shard, clientId)],
-      [QUEUE_GROUP],
+      { run: k.run(shard, taskId), queue: k.queue(shard), clientRunning: k.clientRunning(shard, clientId) },
+      { group: QUEUE_GROUP },
     );
-    return typeof reply === "string" ? reply : undefined;
+    return reply.ok ? reply.entryId : undefined;
   }
 }

@@ -5,9 +5,11 @@
 import type { TaskPushNotificationConfig } from "../protocol/index.ts";
 import { TaskNotFoundError } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
+import { PUSH_CONFIG } from "./lua/push-config.ts";
+import { PUSH_CONFIG_DELETE } from "./lua/push-config-delete.ts";
 import { refusalError } from "./refusals.ts";
 import type { ReplicaAck } from "./replica-ack.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import type { RedisLike } from "./scripts.ts";
 import { storeFailure } from "./task-journal.ts";
 
 /** A stored config always has its id and task id. */
@@ -57,25 +59,28 @@ export class PushConfigs {
   ): Promise<void> {
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
-    const reply = await runScript(
+    const reply = await PUSH_CONFIG.run(
       this.redis,
-      "pushConfig",
-      [k.task(shard, config.taskId), k.pushConfigs(shard, config.taskId), k.client(shard, clientId), k.bytes(shard)],
-      [
+      {
+        task: k.task(shard, config.taskId),
+        pushConfigs: k.pushConfigs(shard, config.taskId),
+        client: k.client(shard, clientId),
+        bytes: k.bytes(shard),
+      },
+      {
         clientId,
         profile,
-        config.id,
-        JSON.stringify(config),
+        configId: config.id,
+        config: JSON.stringify(config),
         maxPerTask,
-        budgets.clientMaxStoredBytes ?? 0,
-        budgets.profileMaxStoredBytes ?? 0,
-      ],
+        clientMaxStoredBytes: budgets.clientMaxStoredBytes ?? 0,
+        profileMaxStoredBytes: budgets.profileMaxStoredBytes ?? 0,
+      },
     ).catch(storeFailure);
-    if (reply === -1) throw new TaskNotFoundError(config.taskId);
-    if (reply === -2) throw new PushConfigLimitError(`a task may hold at most ${maxPerTask} push configs`);
-    if (reply === -3 || reply === -4) {
-      const context = { clientId, profile, retryAfterSeconds: budgets.retryAfterSeconds ?? 5 };
-      throw refusalError(reply === -3 ? "clientStorage" : "profileStorage", context);
+    if (reply === "taskNotFound") throw new TaskNotFoundError(config.taskId);
+    if (reply === "configLimit") throw new PushConfigLimitError(`a task may hold at most ${maxPerTask} push configs`);
+    if (reply === "clientStorage" || reply === "profileStorage") {
+      throw refusalError(reply, { clientId, profile, retryAfterSeconds: budgets.retryAfterSeconds ?? 5 });
     }
     await this.replicated(shard, config.taskId);
   }
@@ -101,13 +106,12 @@ export class PushConfigs {
   async delete(clientId: string, profile: string, taskId: string, id: string): Promise<void> {
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
-    const reply = await runScript(
+    const reply = await PUSH_CONFIG_DELETE.run(
       this.redis,
-      "pushConfigDelete",
-      [k.task(shard, taskId), k.pushConfigs(shard, taskId), k.bytes(shard)],
-      [clientId, profile, id],
+      { task: k.task(shard, taskId), pushConfigs: k.pushConfigs(shard, taskId), bytes: k.bytes(shard) },
+      { clientId, profile, configId: id },
     ).catch(storeFailure);
-    if (reply === -1) throw new TaskNotFoundError(taskId);
+    if (reply === "taskNotFound") throw new TaskNotFoundError(taskId);
     await this.replicated(shard, taskId);
   }
 }

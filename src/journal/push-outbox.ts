@@ -3,8 +3,10 @@
 
 import type { StreamResponse } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
+import { PUSH_CLAIM } from "./lua/push-claim.ts";
+import { PUSH_SETTLE } from "./lua/push-settle.ts";
 import type { StoredPushConfig } from "./push-configs.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import type { RedisLike } from "./scripts.ts";
 
 /** One pending webhook delivery, as the journal scripts enqueue it. `id` is stable across retries (webhook-id). */
 export interface OutboxDelivery {
@@ -37,8 +39,7 @@ export class PushOutbox {
 
   /** Claims up to `max` tasks of a shard whose next delivery is due; each stays claimed for `leaseMs`. */
   async claim(shard: number, max: number, leaseMs: number): Promise<string[]> {
-    const reply = await runScript(this.redis, "pushClaim", [this.keys.pushReady(shard)], [max, leaseMs]);
-    return (reply as string[] | null) ?? [];
+    return await PUSH_CLAIM.run(this.redis, { pushReady: this.keys.pushReady(shard) }, { max, leaseMs });
   }
 
   /** The head delivery of a claimed task, with its config; undefined when the task has nothing left. */
@@ -66,28 +67,32 @@ export class PushOutbox {
   async settle(due: DueDelivery, settlement: Settlement): Promise<boolean> {
     const { shard, taskId, delivery } = due;
     const retried = settlement.outcome === "retry" ? { ...delivery, attempts: delivery.attempts + 1 } : delivery;
-    const reply = await runScript(
+    const reply = await PUSH_SETTLE.run(
       this.redis,
-      "pushSettle",
-      [
-        this.keys.pushQueue(shard, taskId),
-        this.keys.pushReady(shard),
-        this.keys.pushDead(shard),
-        this.keys.pushConfigs(shard, taskId),
-      ],
-      [
+      {
+        pushQueue: this.keys.pushQueue(shard, taskId),
+        pushReady: this.keys.pushReady(shard),
+        pushDead: this.keys.pushDead(shard),
+        pushConfigs: this.keys.pushConfigs(shard, taskId),
+      },
+      {
         taskId,
-        delivery.id,
-        settlement.outcome,
-        JSON.stringify(retried),
-        settlement.outcome === "retry" ? settlement.atMs : 0,
-        "reason" in settlement ? settlement.reason : "",
-        delivery.cfg,
-        delivery.rev,
-        10_000,
-      ],
+        deliveryId: delivery.id,
+        outcome: settlement.outcome,
+        retried: JSON.stringify(retried),
+        retryAtMs: settlement.outcome === "retry" ? settlement.atMs : 0,
+        reason: "reason" in settlement ? settlement.reason : "",
+        configId: delivery.cfg,
+        rev: delivery.rev,
+        deadMaxLength: 10_000,
+      },
     );
-    return reply === 1;
+    return reply === "settled";
+  }
+
+  /** The W3C Trace Context stored with the task's run (JSON carrier), or null. */
+  async runTrace(shard: number, taskId: string): Promise<string | null> {
+    return await this.redis.hget(this.keys.run(shard, taskId), "trace");
   }
 
   /** Redis time (ms), the clock deliveries are scheduled in. */

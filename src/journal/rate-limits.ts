@@ -1,6 +1,7 @@
 // Per-client request rates, shared by every gateway: one token bucket per client in Redis (rateLimit-1.lua).
 import type { KeySpace } from "./keys.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import { RATE_LIMIT } from "./lua/rate-limit.ts";
+import type { RedisLike } from "./scripts.ts";
 
 export class RateLimits {
   constructor(
@@ -14,6 +15,6 @@ export class RateLimits {
    */
   async take(clientId: string, perSecond: number, burst: number): Promise<number> {
     const key = this.keys.clientRate(this.keys.shardOf(clientId), clientId);
-    return Number(await runScript(this.redis, "rateLimit", [key], [perSecond, burst, 1]));
+    return await RATE_LIMIT.run(this.redis, { bucket: key }, { perSecond, burst, cost: 1 });
   }
 }

@@ -71,24 +71,3 @@ export function refusalError(refusal: Refusal, context: RefusalContext): A2aErro
       );
   }
 }
-
-/** The accept script's refusal codes. */
-export const ACCEPT_REFUSALS: Readonly<Record<number, Refusal>> = {
-  [-1]: "worker",
-  [-2]: "clientTasks",
-  [-3]: "profileQuota",
-  [-5]: "unknownClient",
-  [-6]: "clientStorage",
-  [-7]: "profileStorage",
-  [-8]: "interruptedTasks",
-};
-
-/** The resume script's capacity refusal codes (its others are about the task itself). */
-export const RESUME_REFUSALS: Readonly<Record<number, Refusal>> = {
-  [-1]: "worker",
-  [-2]: "clientTasks",
-  [-3]: "profileQuota",
-  [-5]: "unknownClient",
-  [-10]: "clientStorage",
-  [-11]: "profileStorage",
-};

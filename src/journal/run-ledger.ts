@@ -5,38 +5,30 @@
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
-import { type RedisLike, runScript } from "./scripts.ts";
+import { CLAIM, type ClaimCode, type ClaimedRun } from "./lua/claim.ts";
+import { DEAD_LETTER } from "./lua/dead-letter.ts";
+import { HEARTBEAT } from "./lua/heartbeat.ts";
+import { PROMOTE } from "./lua/promote.ts";
+import { RELEASE } from "./lua/release.ts";
+import { RENEW } from "./lua/renew.ts";
+import { TRANSITION, type TransitionReply } from "./lua/transition.ts";
+import type { RedisLike } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */
-export interface Claim {
+export interface Claim extends Omit<ClaimedRun, "stored"> {
+  /** The task as the claim left it, when the claim started the run (moved it to WORKING). */
+  record?: TaskRecord;
   shard: number;
   taskId: string;
   entryId: string;
-  fence: number;
-  tries: number;
-  /** tries > maxAttempts: the actor must fail the task and dead-letter the entry instead of running it. */
-  exhausted: boolean;
-  cancelRequested: boolean;
-  state: TaskState;
-  clientId: string;
-  profile: string;
-  /** The task as the claim left it, when the claim started the run (moved it to WORKING; see `claim`'s `start`). */
-  record?: TaskRecord;
 }
 
 /**
  * Why a queue entry was not claimed. "deferred": its client runs as many runs as its limit allows; the entry is
  * acknowledged and deleted, the run waits in the client's deferred set (no try counted) until `wakeDeferred` queues it.
  */
-export type ClaimRefusal = "orphan" | "finished" | "stale" | "leased" | "deferred";
-
-const CLAIM_REFUSALS: Record<number, ClaimRefusal> = {
-  [-1]: "orphan",
-  [-2]: "finished",
-  [-3]: "stale",
-  [-4]: "leased",
-};
+export type ClaimRefusal = ClaimCode;
 
 export interface TransitionInput {
   claim: Pick<Claim, "shard" | "taskId" | "fence" | "clientId" | "profile">;
@@ -77,11 +69,7 @@ export interface LedgerSettings {
  * A written step's revision; with `acked`, the step acknowledged and deleted the leg's queue entry and read its
  * client's oldest deferred run (null: none), as `ack` does.
  */
-export type TransitionResult =
-  | { ok: true; rev: number; acked?: true; oldestDeferred?: string | null }
-  | { ok: false; reason: "missing" | "stale" | "illegal" | "interrupted-limit" };
-
-const TRANSITION_FAILURES = { [-1]: "missing", [-2]: "stale", [-3]: "illegal", [-4]: "interrupted-limit" } as const;
+export type TransitionResult = TransitionReply;
 
 /** The task's context, as every event of its journal names it. */
 /** The task's context, as the step's events name it (its key is one of the transition's). */
@@ -122,80 +110,54 @@ export class RunLedger {
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
     const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
-    const reply = await runScript(
+    const reply = await CLAIM.run(
       this.redis,
-      "claim",
-      [
-        k.run(shard, taskId),
-        k.task(shard, taskId),
-        k.client(shard, client),
-        k.clientRunning(shard, client),
-        k.clientDeferred(shard, client),
-        k.deferredClients(shard),
-        k.queue(shard),
-        k.journal(shard, taskId),
-        k.artifactChunks(shard, taskId),
-        k.pushConfigs(shard, taskId),
-        k.pushQueue(shard, taskId),
-        k.pushReady(shard),
-        k.bytes(shard),
+      {
+        run: k.run(shard, taskId),
+        task: k.task(shard, taskId),
+        client: k.client(shard, client),
+        clientRunning: k.clientRunning(shard, client),
+        clientDeferred: k.clientDeferred(shard, client),
+        deferred: k.deferredClients(shard),
+        queue: k.queue(shard),
+        journal: k.journal(shard, taskId),
+        chunks: k.artifactChunks(shard, taskId),
+        pushConfigs: k.pushConfigs(shard, taskId),
+        pushQueue: k.pushQueue(shard, taskId),
+        pushReady: k.pushReady(shard),
+        bytes: k.bytes(shard),
         // the ListTasks indexes the started task moves in (keys named by the queue entry; unused without them)
-        k.clientTasks(shard, client, start?.index?.profile ?? ""),
-        k.contextTasks(shard, client, start?.index?.profile ?? "", start?.index?.contextId ?? ""),
-      ],
-      [
+        clientTasks: k.clientTasks(shard, client, start?.index?.profile ?? ""),
+        contextTasks: k.contextTasks(shard, client, start?.index?.profile ?? "", start?.index?.contextId ?? ""),
+      },
+      {
         owner,
         leaseMs,
         entryId,
         maxAttempts,
-        client,
-        this.maxRunningTasks,
-        QUEUE_GROUP,
-        start ? "1" : "",
-        start ? JSON.stringify(start.status) : "",
-        start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
-        k.eventsChannel(),
-        start?.index ? "1" : "",
-      ],
+        clientId: client,
+        clientMaxRunningTasks: this.maxRunningTasks,
+        group: QUEUE_GROUP,
+        start: start ? "1" : "",
+        status: start ? JSON.stringify(start.status) : "",
+        statusTimestampMs: start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
+        eventsChannel: k.eventsChannel(),
+        indexed: start?.index ? "1" : "",
+      },
     );
-    if (reply === 0) return "deferred";
-    if (typeof reply === "number") return CLAIM_REFUSALS[reply] ?? "orphan";
-    const [fence, tries, exhausted, cancel, state, taskClient, profile, fields, chunks] = reply as [
-      number,
-      number,
-      number,
-      number,
-      TaskState,
-      string,
-      string,
-      string[] | undefined,
-      string | undefined,
-    ];
-    const started = fields ? { record: decodeTaskFields(fields, chunks) } : {};
-    return {
-      ...started,
-      shard,
-      taskId,
-      entryId,
-      fence,
-      tries,
-      exhausted: exhausted === 1,
-      cancelRequested: cancel === 1,
-      state,
-      clientId: taskClient,
-      profile,
-    };
+    if (!reply.ok) return reply.code;
+    const { ok: _, stored, ...claimed } = reply;
+    const started = stored ? { record: decodeTaskFields(taskId, stored.fields, stored.chunks) } : {};
+    return { ...claimed, ...started, shard, taskId, entryId };
   }
 
   /** Renews the lease; `lost` means another actor holds the run now and this one must stop writing. */
   async renew(claim: Claim, leaseMs: number, consumer: string): Promise<"ok" | "cancel" | "lost"> {
-    const reply = await runScript(
+    return await RENEW.run(
       this.redis,
-      "renew",
-      [this.keys.run(claim.shard, claim.taskId), this.keys.queue(claim.shard)],
-      [claim.fence, leaseMs, QUEUE_GROUP, consumer, claim.entryId],
+      { run: this.keys.run(claim.shard, claim.taskId), queue: this.keys.queue(claim.shard) },
+      { fence: claim.fence, leaseMs, group: QUEUE_GROUP, consumer, entryId: claim.entryId },
     );
-    return reply === -1 ? "lost" : reply === 1 ? "cancel" : "ok";
   }
 
   /** Writes one step of the task with the run's fencing token. */
@@ -205,69 +167,64 @@ export class RunLedger {
     const s = claim.shard;
     const artifactEvents = (input.artifactEvents ?? []).map((event) => JSON.stringify(event));
     if (input.kind === "artifact") artifactEvents.push(JSON.stringify(input.event));
-    const reply = await runScript(
+    const statusEvent = input.kind === "status" ? [JSON.stringify(input.event)] : [];
+    return await TRANSITION.run(
       this.redis,
-      "transition",
-      [
-        k.task(s, claim.taskId),
-        k.run(s, claim.taskId),
-        k.journal(s, claim.taskId),
-        k.clientTasks(s, claim.clientId, claim.profile),
-        k.clientActive(s, claim.clientId),
-        k.profileActive(s, claim.profile),
-        k.pushConfigs(s, claim.taskId),
-        k.pushQueue(s, claim.taskId),
-        k.pushReady(s),
-        k.clientRunning(s, claim.clientId),
-        k.clientInterrupted(s, claim.clientId),
-        k.inputDue(s),
-        k.purge(s),
-        k.bytes(s),
-        k.artifactChunks(s, claim.taskId),
-        k.taskStreams(s, claim.taskId),
-        k.queue(s),
-        k.clientDeferred(s, claim.clientId),
-        k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event, input.artifactEvents)),
-        k.client(s, claim.clientId),
-      ],
-      [
-        claim.fence,
-        input.kind === "status" ? input.state : "",
-        input.status ? JSON.stringify(input.status) : "",
-        input.artifacts ? JSON.stringify(input.artifacts) : "",
-        input.historyMessage ? JSON.stringify(input.historyMessage) : "",
-        input.status ? Date.parse(input.status.timestamp ?? "") || Date.now() : Date.now(),
-        input.retentionSeconds,
-        input.journalRetentionSeconds,
-        k.eventsChannel(),
-        input.inputTimeoutSeconds ?? 86_400,
-        input.ackEntry ?? "",
-        QUEUE_GROUP,
-        this.settings.maxInterruptedTasks ?? 0,
-        artifactEvents.length,
-        ...artifactEvents,
-        ...(input.kind === "status" ? [JSON.stringify(input.event)] : []),
-      ],
+      {
+        task: k.task(s, claim.taskId),
+        run: k.run(s, claim.taskId),
+        journal: k.journal(s, claim.taskId),
+        clientTasks: k.clientTasks(s, claim.clientId, claim.profile),
+        clientActive: k.clientActive(s, claim.clientId),
+        profileActive: k.profileActive(s, claim.profile),
+        pushConfigs: k.pushConfigs(s, claim.taskId),
+        pushQueue: k.pushQueue(s, claim.taskId),
+        pushReady: k.pushReady(s),
+        clientRunning: k.clientRunning(s, claim.clientId),
+        clientInterrupted: k.clientInterrupted(s, claim.clientId),
+        inputDue: k.inputDue(s),
+        purge: k.purge(s),
+        bytes: k.bytes(s),
+        chunks: k.artifactChunks(s, claim.taskId),
+        taskStreams: k.taskStreams(s, claim.taskId),
+        queue: k.queue(s),
+        clientDeferred: k.clientDeferred(s, claim.clientId),
+        contextTasks: k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event, input.artifactEvents)),
+        client: k.client(s, claim.clientId),
+      },
+      {
+        fence: claim.fence,
+        state: input.kind === "status" ? input.state : "",
+        status: input.status ? JSON.stringify(input.status) : "",
+        artifacts: input.artifacts ? JSON.stringify(input.artifacts) : "",
+        historyMessage: input.historyMessage ? JSON.stringify(input.historyMessage) : "",
+        statusTimestampMs: input.status ? Date.parse(input.status.timestamp ?? "") || Date.now() : Date.now(),
+        retentionSeconds: input.retentionSeconds,
+        journalRetentionSeconds: input.journalRetentionSeconds,
+        eventsChannel: k.eventsChannel(),
+        inputTimeoutSeconds: input.inputTimeoutSeconds ?? 86_400,
+        ackEntry: input.ackEntry ?? "",
+        group: QUEUE_GROUP,
+        clientMaxInterruptedTasks: this.settings.maxInterruptedTasks ?? 0,
+        artifactCount: artifactEvents.length,
+      },
+      statusEvent.length === 0 ? artifactEvents : [...artifactEvents, ...statusEvent],
     );
-    if (Array.isArray(reply)) {
-      const [rev, oldest] = reply as [number, string];
-      return { ok: true, rev, acked: true, oldestDeferred: oldest === "" ? null : oldest };
-    }
-    const code = Number(reply);
-    if (code > 0) return { ok: true, rev: code };
-    return { ok: false, reason: TRANSITION_FAILURES[code as -1 | -2 | -3 | -4] ?? "missing" };
   }
 
   /** Hands a running run back to the queue without counting the try; false when the token is stale. */
   async release(claim: Claim): Promise<boolean> {
     const k = this.keys;
-    const reply = await runScript(
+    const reply = await RELEASE.run(
       this.redis,
-      "release",
-      [k.run(claim.shard, claim.taskId), k.queue(claim.shard), k.clientRunning(claim.shard, claim.clientId)],
-      [claim.fence, QUEUE_GROUP, claim.entryId],
+      {
+        run: k.run(claim.shard, claim.taskId),
+        queue: k.queue(claim.shard),
+        clientRunning: k.clientRunning(claim.shard, claim.clientId),
+      },
+      { fence: claim.fence, group: QUEUE_GROUP, entryId: claim.entryId },
     );
-    return reply !== -1;
+    return reply.ok;
   }
 
   /**
@@ -287,22 +244,21 @@ export class RunLedger {
       const oldest = known ?? (await this.redis.zrange(deferred, 0, 0))[0];
       known = undefined;
       if (oldest === undefined) break;
-      const reply = await runScript(
+      const reply = await PROMOTE.run(
         this.redis,
-        "promote",
-        [
-          k.client(shard, clientId),
-          k.clientRunning(shard, clientId),
-          deferred,
-          k.deferredClients(shard),
-          k.queue(shard),
-          k.run(shard, oldest),
-          k.task(shard, oldest),
-        ],
-        [oldest, clientId, this.maxRunningTasks],
+        {
+          client: k.client(shard, clientId),
+          clientRunning: k.clientRunning(shard, clientId),
+          clientDeferred: deferred,
+          deferred: k.deferredClients(shard),
+          queue: k.queue(shard),
+          run: k.run(shard, oldest),
+          task: k.task(shard, oldest),
+        },
+        { taskId: oldest, clientId, clientMaxRunningTasks: this.maxRunningTasks },
       );
-      if (reply === -2) break;
-      if (typeof reply === "string") {
+      if (!reply.ok && reply.code === "noFreeSlot") break;
+      if (reply.ok) {
         woken += 1;
         budget -= 1;
       }
@@ -320,6 +276,20 @@ export class RunLedger {
     return limit === 0 ? Number.MAX_SAFE_INTEGER : Math.max(0, limit - running);
   }
 
+  /** The task as stored (with its chunk store), undefined when it is gone. */
+  async readTask(shard: number, taskId: string): Promise<TaskRecord | undefined> {
+    const [fields, chunks] = await Promise.all([
+      this.redis.hgetall(this.keys.task(shard, taskId)),
+      this.redis.get(this.keys.artifactChunks(shard, taskId)),
+    ]);
+    return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(taskId, fields, chunks);
+  }
+
+  /** The W3C Trace Context the run's request stored (JSON carrier), or null. */
+  async runTrace(shard: number, taskId: string): Promise<string | null> {
+    return await this.redis.hget(this.keys.run(shard, taskId), "trace");
+  }
+
   /** Up to `count` clients of a shard that have deferred runs. */
   async clientsWithDeferredRuns(shard: number, count: number): Promise<string[]> {
     return ((await this.redis.srandmember(this.keys.deferredClients(shard), count)) as string[] | null) ?? [];
@@ -327,11 +297,10 @@ export class RunLedger {
 
   /** Moves a queue entry to the dead-letter stream with its reason. */
   async deadLetter(shard: number, entryId: string, runId: string, taskId: string, reason: string): Promise<void> {
-    await runScript(
+    await DEAD_LETTER.run(
       this.redis,
-      "deadLetter",
-      [this.keys.queue(shard), this.keys.dead(shard)],
-      [QUEUE_GROUP, entryId, runId, taskId, reason, 10_000],
+      { queue: this.keys.queue(shard), dead: this.keys.dead(shard) },
+      { group: QUEUE_GROUP, entryId, runId, taskId, reason, maxLength: 10_000 },
     );
   }
 
@@ -349,7 +318,7 @@ export class RunLedger {
 
   /** Records a liveness beat in a shard, in Redis time; the record lives `ttlSeconds`. */
   async beat(shard: number, ttlSeconds: number): Promise<number> {
-    return Number(await runScript(this.redis, "heartbeat", [this.keys.live(shard)], [ttlSeconds]));
+    return await HEARTBEAT.run(this.redis, { live: this.keys.live(shard) }, { ttlSeconds });
   }
 
   /** Creates the consumer group of a shard's queue (and the stream) when missing. */

@@ -1,8 +1,9 @@
 // The only code that runs Lua: reads each script file once (with its `-- @include "<name>"` lines replaced by the
 // snippets in lua/include/), registers it with ioredis (EVALSHA, falling back to EVAL on NOSCRIPT, also inside
-// pipelines), and exposes one typed function per script.
+// pipelines), and turns each script's definition (lua/<name>.ts: its keys and arguments by name, in the order the
+// file's header gives them, and its reply decoder) into a typed function.
 import { readFileSync } from "node:fs";
-import type { Cluster, Redis } from "ioredis";
+import type { ChainableCommander, Cluster, Redis } from "ioredis";
 
 /** A Redis connection that scripts can run on: a single node or a cluster. */
 export type RedisLike = Redis | Cluster;
@@ -45,6 +46,12 @@ export function expandIncludes(lua: string): string {
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
 
+/** What a script answers, as ioredis gives it. */
+export type ScriptReply = number | string | null | ScriptReply[];
+
+/** A value passed in ARGV (Redis receives strings; numbers are written in decimal). */
+export type ScriptArg = string | number;
+
 interface LoadedScript {
   readonly lua: string;
   readonly numberOfKeys: number;
@@ -64,9 +71,7 @@ function script(name: ScriptName): LoadedScript {
   return found;
 }
 
-type ScriptReply = number | string | null | ScriptReply[];
-
-type ScriptCaller = (...args: (string | number)[]) => Promise<ScriptReply>;
+type ScriptCaller = (...args: ScriptArg[]) => Promise<ScriptReply>;
 
 const registered = new WeakSet<object>();
 
@@ -84,24 +89,10 @@ export function registerScripts(redis: RedisLike): void {
   registered.add(redis);
 }
 
-/**
- * Runs one script. `keys.length` must equal the number in the script's file name; every key the script touches is
- * among them (Redis Cluster routes on them).
- */
-export async function runScript(
-  redis: RedisLike,
-  name: ScriptName,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<ScriptReply> {
+/** A pipeline of `redis` in which every script can be queued (ioredis copies the scripts a connection has). */
+export function scriptPipeline(redis: RedisLike): ChainableCommander {
   registerScripts(redis);
-  const { numberOfKeys } = script(name);
-  if (keys.length !== numberOfKeys) {
-    throw new Error(`script ${name} takes ${numberOfKeys} keys, got ${keys.length}`);
-  }
-  const call = (redis as unknown as Record<string, ScriptCaller>)[`a2a_${name}`];
-  if (!call) throw new Error(`script ${name} is not registered`);
-  return await call.call(redis, ...keys, ...args);
+  return redis.pipeline();
 }
 
 /** The Lua source of a script as Redis runs it, for tools that run it outside ioredis (the redis-benchmark ceiling). */
@@ -109,4 +100,123 @@ export function scriptSource(name: ScriptName): string {
   return script(name).lua;
 }
 
-export type { ScriptReply };
+/** A script answered something its header does not document. */
+export class UnexpectedScriptReplyError extends Error {
+  constructor(name: ScriptName, reply: ScriptReply) {
+    super(`unexpected script reply ${JSON.stringify(reply)} from ${name}`);
+    this.name = "UnexpectedScriptReplyError";
+  }
+}
+
+/**
+ * How a script is called: its KEYS and its ARGV by name, each list in the order of the script's header (written here
+ * once), and the decoder of its reply. A script that takes a variable number of values after its named arguments
+ * (transition's events) gets them as the call's `rest`.
+ */
+export interface ScriptDefinition<K extends string, A extends string, R> {
+  readonly name: ScriptName;
+  readonly keys: readonly K[];
+  readonly args: readonly A[];
+  readonly decode: (reply: ScriptReply) => R;
+}
+
+/** A script's typed function: named keys and arguments in, its decoded reply out. */
+export interface Script<K extends string, A extends string, R> {
+  readonly name: ScriptName;
+  /** KEYS and ARGV by name, in the script's order. */
+  readonly keys: readonly K[];
+  readonly args: readonly A[];
+  /** Runs the script (EVALSHA, EVAL after NOSCRIPT) and decodes its reply. */
+  run(
+    redis: RedisLike,
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, ScriptArg>>,
+    rest?: readonly ScriptArg[],
+  ): Promise<R>;
+  /** Queues the script in a pipeline from `scriptPipeline`; `decode` reads its reply from the pipeline's results. */
+  queue(
+    pipeline: ChainableCommander,
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, ScriptArg>>,
+    rest?: readonly ScriptArg[],
+  ): void;
+  decode(reply: ScriptReply): R;
+  /** KEYS then ARGV as Redis receives them, for tools that call the script outside ioredis (redis-benchmark). */
+  argv(
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, ScriptArg>>,
+    rest?: readonly ScriptArg[],
+  ): ScriptArg[];
+}
+
+/** A script's typed function from its definition; throws when the definition's key count is not the file name's. */
+export function defineScript<const K extends string, const A extends string, R>(
+  definition: ScriptDefinition<K, A, R>,
+): Script<K, A, R> {
+  const { name, keys: keyNames, args: argNames, decode } = definition;
+  const numberOfKeys = Number(/-(\d+)\.lua$/.exec(SCRIPT_FILES[name])?.[1]);
+  if (keyNames.length !== numberOfKeys) {
+    throw new Error(`script ${name} takes ${numberOfKeys} keys, its definition names ${keyNames.length}`);
+  }
+  const command = `a2a_${name}`;
+  const positional = (
+    keys: Readonly<Record<K, string>>,
+    args: Readonly<Record<A, ScriptArg>>,
+    rest: readonly ScriptArg[],
+  ): ScriptArg[] => {
+    const all = new Array<ScriptArg>(keyNames.length + argNames.length + rest.length);
+    let i = 0;
+    for (const key of keyNames) all[i++] = keys[key];
+    for (const arg of argNames) all[i++] = args[arg];
+    for (const value of rest) all[i++] = value;
+    return all;
+  };
+  const caller = (target: object): ScriptCaller => {
+    const call = (target as Record<string, ScriptCaller | undefined>)[command];
+    if (!call) throw new Error(`script ${name} is not registered on this connection or pipeline`);
+    return call;
+  };
+  return {
+    name,
+    keys: keyNames,
+    args: argNames,
+    async run(redis, keys, args, rest = []) {
+      registerScripts(redis);
+      return decode(await caller(redis).apply(redis, positional(keys, args, rest)));
+    },
+    queue(pipeline, keys, args, rest = []) {
+      caller(pipeline).apply(pipeline, positional(keys, args, rest));
+    },
+    decode,
+    argv: (keys, args, rest = []) => positional(keys, args, rest),
+  };
+}
+
+/** The meaning of a code reply in a script's table of codes; any other reply is an UnexpectedScriptReplyError. */
+export function codeMeaning<const T extends Readonly<Record<number, string>>>(
+  name: ScriptName,
+  codes: T,
+  reply: ScriptReply,
+): T[keyof T] {
+  const meaning = typeof reply === "number" ? codes[reply] : undefined;
+  if (meaning === undefined) throw new UnexpectedScriptReplyError(name, reply);
+  return meaning as T[keyof T];
+}
+
+/** A reply's element that must be an integer. */
+export function replyNumber(name: ScriptName, reply: ScriptReply | undefined): number {
+  if (typeof reply === "number") return reply;
+  throw new UnexpectedScriptReplyError(name, reply ?? null);
+}
+
+/** A reply's element that must be a string. */
+export function replyString(name: ScriptName, reply: ScriptReply | undefined): string {
+  if (typeof reply === "string") return reply;
+  throw new UnexpectedScriptReplyError(name, reply ?? null);
+}
+
+/** A reply's element that must be a list of strings (a hash read flat, a list of ids). */
+export function replyStrings(name: ScriptName, reply: ScriptReply | undefined): string[] {
+  if (Array.isArray(reply) && reply.every((item) => typeof item === "string")) return reply as string[];
+  throw new UnexpectedScriptReplyError(name, reply ?? null);
+}

@@ -14,9 +14,13 @@ import {
 } from "../protocol/index.ts";
 import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
-import { ACCEPT_REFUSALS, RESUME_REFUSALS, type Refusal, refusalError } from "./refusals.ts";
+import { ACCEPT, type AcceptReply, type ADMISSION_KEYS } from "./lua/accept.ts";
+import { CANCEL, type CancelReply } from "./lua/cancel.ts";
+import { RESUME, type ResumeReply } from "./lua/resume.ts";
+import { SNAPSHOT } from "./lua/snapshot.ts";
+import { type Refusal, refusalError } from "./refusals.ts";
 import { ReplicaAck } from "./replica-ack.ts";
-import { type RedisLike, runScript, type ScriptReply } from "./scripts.ts";
+import type { RedisLike } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 export interface JournalSettings {
@@ -185,27 +189,32 @@ export class TaskJournal {
     await this.replicaAck.confirm(this.keys.task(shard, taskId), taskId).catch(storeFailure);
   }
 
-  private refuse(refusal: Refusal | undefined, code: number, clientId: string, profile: string): never {
-    if (refusal === undefined) throw new Error(`unexpected script reply ${code}`);
+  private refuse(refusal: Refusal, clientId: string, profile: string): never {
     throw refusalError(refusal, { clientId, profile, retryAfterSeconds: this.settings.retryAfterSeconds });
   }
 
-  /** The keys accept and resume share, in their KEYS order (see accept-14.lua and resume-17.lua). */
-  private acceptKeys(shard: number, clientId: string, profile: string, messageId: string, taskId: string): string[] {
+  /** The keys accept and resume share (see accept-14.lua and resume-17.lua). */
+  private acceptKeys(
+    shard: number,
+    clientId: string,
+    profile: string,
+    messageId: string,
+    taskId: string,
+  ): Record<(typeof ADMISSION_KEYS)[number], string> {
     const k = this.keys;
-    return [
-      k.live(shard),
-      k.client(shard, clientId),
-      k.clientActive(shard, clientId),
-      k.profileActive(shard, profile),
-      k.dedup(shard, clientId, profile, messageId),
-      k.task(shard, taskId),
-      k.run(shard, taskId),
-      k.journal(shard, taskId),
-      k.clientTasks(shard, clientId, profile),
-      k.queue(shard),
-      k.pushConfigs(shard, taskId),
-    ];
+    return {
+      live: k.live(shard),
+      client: k.client(shard, clientId),
+      clientActive: k.clientActive(shard, clientId),
+      profileActive: k.profileActive(shard, profile),
+      dedup: k.dedup(shard, clientId, profile, messageId),
+      task: k.task(shard, taskId),
+      run: k.run(shard, taskId),
+      journal: k.journal(shard, taskId),
+      clientTasks: k.clientTasks(shard, clientId, profile),
+      queue: k.queue(shard),
+      pushConfigs: k.pushConfigs(shard, taskId),
+    };
   }
 
   private get clientDefaults(): ClientDefaults {
@@ -222,56 +231,53 @@ export class TaskJournal {
     const timestamp = new Date();
     const stored: Message = { ...message, taskId, contextId };
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
-    let reply: ScriptReply;
+    let reply: AcceptReply;
     try {
-      reply = await runScript(
+      reply = await ACCEPT.run(
         this.redis,
-        "accept",
-        [
+        {
           ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
-          this.keys.clientInterrupted(shard, clientId),
-          this.keys.bytes(shard),
-          this.keys.contextTasks(shard, clientId, profile, contextId),
-        ],
-        [
-          this.settings.livenessSeconds,
-          input.profileQuota,
-          contentHash(message),
+          clientInterrupted: this.keys.clientInterrupted(shard, clientId),
+          bytes: this.keys.bytes(shard),
+          contextTasks: this.keys.contextTasks(shard, clientId, profile, contextId),
+        },
+        {
+          livenessSeconds: this.settings.livenessSeconds,
+          profileQuota: input.profileQuota,
+          contentHash: contentHash(message),
           taskId,
           runId,
           contextId,
           clientId,
           profile,
-          JSON.stringify(status),
-          JSON.stringify(stored),
-          timestamp.getTime(),
-          this.settings.dedupSeconds,
-          input.metadata ? JSON.stringify(input.metadata) : "",
-          push ? push.id || taskId : "",
-          push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
-          this.clientDefaults.maxStoredBytes,
-          input.profileMaxStoredBytes ?? 0,
-          this.clientDefaults.maxInterruptedTasks,
-          input.traceContext ?? "",
-        ],
+          status: JSON.stringify(status),
+          message: JSON.stringify(stored),
+          nowMs: timestamp.getTime(),
+          dedupSeconds: this.settings.dedupSeconds,
+          metadata: input.metadata ? JSON.stringify(input.metadata) : "",
+          pushConfigId: push ? push.id || taskId : "",
+          pushConfig: push ? JSON.stringify({ ...push, id: push.id || taskId, taskId }) : "",
+          clientMaxStoredBytes: this.clientDefaults.maxStoredBytes,
+          profileMaxStoredBytes: input.profileMaxStoredBytes ?? 0,
+          clientMaxInterruptedTasks: this.clientDefaults.maxInterruptedTasks,
+          traceContext: input.traceContext ?? "",
+        },
       );
     } catch (error) {
       storeFailure(error);
     }
-    if (typeof reply === "number") {
-      if (reply === -4) throw new MessageIdReusedError(message.messageId);
-      this.refuse(ACCEPT_REFUSALS[reply], reply, clientId, profile);
+    if (!reply.ok) {
+      if (reply.code === "messageIdReused") throw new MessageIdReusedError(message.messageId);
+      this.refuse(reply.code, clientId, profile);
     }
-    const [flag, id] = reply as [number, string];
     // A repeat is confirmed too: the first answer may have been a refusal because its write was not replicated yet.
-    await this.replicated(shard, id);
-    if (flag !== 1) return { created: false, taskId: id };
+    await this.replicated(shard, reply.taskId);
+    if (!reply.created) return { created: false, taskId: reply.taskId };
     const record: TaskRecord = {
       id: taskId,
       contextId,
       clientId,
       profile,
-      runId,
       state: "TASK_STATE_SUBMITTED",
       rev: 1,
       timestampMs: timestamp.getTime(),
@@ -280,7 +286,7 @@ export class TaskJournal {
       artifacts: [],
       metadata: input.metadata,
     };
-    return { created: true, taskId: id, record };
+    return { created: true, taskId: reply.taskId, record };
   }
 
   /**
@@ -303,96 +309,101 @@ export class TaskJournal {
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
     // A follow-up's inline config without an id gets a fresh one: it must not replace a config the task has.
     const pushId = push ? push.id || randomUUID() : undefined;
-    let reply: ScriptReply;
+    let reply: ResumeReply;
     try {
-      reply = await runScript(
+      reply = await RESUME.run(
         this.redis,
-        "resume",
-        [
+        {
           ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
-          k.pushQueue(shard, taskId),
-          k.pushReady(shard),
-          k.clientInterrupted(shard, clientId),
-          k.inputDue(shard),
-          k.bytes(shard),
-          k.contextTasks(shard, clientId, profile, contextId),
-        ],
-        [
-          this.settings.livenessSeconds,
-          input.profileQuota,
-          contentHash(message),
+          pushQueue: k.pushQueue(shard, taskId),
+          pushReady: k.pushReady(shard),
+          clientInterrupted: k.clientInterrupted(shard, clientId),
+          inputDue: k.inputDue(shard),
+          bytes: k.bytes(shard),
+          contextTasks: k.contextTasks(shard, clientId, profile, contextId),
+        },
+        {
+          livenessSeconds: this.settings.livenessSeconds,
+          profileQuota: input.profileQuota,
+          contentHash: contentHash(message),
           taskId,
           clientId,
-          JSON.stringify(stored),
-          JSON.stringify(status),
-          withTask ? "1" : "0",
-          timestamp.getTime(),
-          this.settings.dedupSeconds,
-          k.eventsChannel(),
+          message: JSON.stringify(stored),
+          status: JSON.stringify(status),
+          withTask: withTask ? "1" : "0",
+          nowMs: timestamp.getTime(),
+          dedupSeconds: this.settings.dedupSeconds,
+          eventsChannel: k.eventsChannel(),
           profile,
-          pushId ?? "",
-          push ? JSON.stringify({ ...push, id: pushId, taskId }) : "",
-          this.settings.maxPushConfigsPerTask ?? 10,
-          this.clientDefaults.maxStoredBytes,
-          input.profileMaxStoredBytes ?? 0,
+          pushConfigId: pushId ?? "",
+          pushConfig: push ? JSON.stringify({ ...push, id: pushId, taskId }) : "",
+          maxPushConfigsPerTask: this.settings.maxPushConfigsPerTask ?? 10,
+          clientMaxStoredBytes: this.clientDefaults.maxStoredBytes,
+          profileMaxStoredBytes: input.profileMaxStoredBytes ?? 0,
           contextId,
-          input.traceContext ?? "",
-        ],
+          traceContext: input.traceContext ?? "",
+        },
       );
     } catch (error) {
       storeFailure(error);
     }
-    if (typeof reply === "number") {
-      switch (reply) {
-        case -4:
+    if (!reply.ok) {
+      switch (reply.code) {
+        case "messageIdReused":
           throw new MessageIdReusedError(message.messageId);
-        case -6:
+        case "taskNotFound":
           throw new TaskNotFoundError(taskId);
-        case -7:
+        case "terminal":
           throw new UnsupportedOperationError("The task is in a terminal state and accepts no further messages", {
             taskId,
           });
-        case -8:
+        case "notInterrupted":
           throw new UnsupportedOperationError("The task is not waiting for input; wait for it or cancel it", {
             taskId,
           });
-        case -9:
+        case "pushConfigLimit":
           throw new InvalidParamsError(
             `The task has as many push notification configs as allowed (${this.settings.maxPushConfigsPerTask ?? 10})`,
             [{ field: "configuration.taskPushNotificationConfig", description: "push config limit reached" }],
             "PUSH_CONFIG_LIMIT_EXCEEDED",
           );
-        case -12:
+        case "otherContext":
           throw new InvalidParamsError("message.contextId is not the context of the task", [
             { field: "message.contextId", description: "does not match the contextId of message.taskId" },
           ]);
         default:
-          this.refuse(RESUME_REFUSALS[reply], reply, clientId, profile);
+          this.refuse(reply.code, clientId, profile);
       }
     }
-    const [flag, id, , fields] = reply as [number, string, number?, string[]?];
-    await this.replicated(shard, id);
-    return { created: flag === 1, taskId: id, record: fields ? decodeTaskFields(fields) : undefined };
+    await this.replicated(shard, reply.taskId);
+    return {
+      created: reply.created,
+      taskId: reply.taskId,
+      record: reply.fields ? decodeTaskFields(reply.taskId, reply.fields) : undefined,
+    };
   }
 
   /** The task and its journal cursor at one revision; undefined when the client has no such task in this profile. */
   async snapshot(clientId: string, taskId: string, profile?: string): Promise<Snapshot | undefined> {
     const shard = this.keys.shardOf(clientId);
-    let reply: ScriptReply;
+    let found: Awaited<ReturnType<typeof SNAPSHOT.run>>;
     try {
-      reply = await runScript(
+      found = await SNAPSHOT.run(
         this.redis,
-        "snapshot",
-        [this.keys.task(shard, taskId), this.keys.journal(shard, taskId), this.keys.artifactChunks(shard, taskId)],
-        [],
+        {
+          task: this.keys.task(shard, taskId),
+          journal: this.keys.journal(shard, taskId),
+          chunks: this.keys.artifactChunks(shard, taskId),
+        },
+        {},
       );
     } catch (error) {
       storeFailure(error);
     }
-    if (!Array.isArray(reply) || reply.length < 2) return undefined;
-    const record = decodeTaskFields(reply[0] as string[], reply[2] as string | undefined);
+    if (!found) return undefined;
+    const record = decodeTaskFields(taskId, found.stored.fields, found.stored.chunks);
     if (record.clientId !== clientId || (profile !== undefined && record.profile !== profile)) return undefined;
-    return { record, cursor: reply[1] as string };
+    return { record, cursor: found.cursor };
   }
 
   /**
@@ -415,50 +426,54 @@ export class TaskJournal {
     const event: StreamResponse = {
       statusUpdate: { taskId, contextId: current.record.contextId, status },
     };
-    let reply: ScriptReply;
+    let reply: CancelReply;
     try {
-      reply = await runScript(
+      reply = await CANCEL.run(
         this.redis,
-        "cancel",
-        [
-          k.task(shard, taskId),
-          k.run(shard, taskId),
-          k.journal(shard, taskId),
-          k.clientTasks(shard, clientId, profile),
-          k.clientActive(shard, clientId),
-          k.profileActive(shard, profile),
-          k.pushConfigs(shard, taskId),
-          k.pushQueue(shard, taskId),
-          k.pushReady(shard),
-          k.clientRunning(shard, clientId),
-          k.clientInterrupted(shard, clientId),
-          k.inputDue(shard),
-          k.purge(shard),
-          k.bytes(shard),
-          k.clientDeferred(shard, clientId),
-          k.deferredClients(shard),
-          k.contextTasks(shard, clientId, profile, current.record.contextId),
-          k.taskStreams(shard, taskId),
-        ],
-        [
+        {
+          task: k.task(shard, taskId),
+          run: k.run(shard, taskId),
+          journal: k.journal(shard, taskId),
+          clientTasks: k.clientTasks(shard, clientId, profile),
+          clientActive: k.clientActive(shard, clientId),
+          profileActive: k.profileActive(shard, profile),
+          pushConfigs: k.pushConfigs(shard, taskId),
+          pushQueue: k.pushQueue(shard, taskId),
+          pushReady: k.pushReady(shard),
+          clientRunning: k.clientRunning(shard, clientId),
+          clientInterrupted: k.clientInterrupted(shard, clientId),
+          inputDue: k.inputDue(shard),
+          purge: k.purge(shard),
+          bytes: k.bytes(shard),
+          clientDeferred: k.clientDeferred(shard, clientId),
+          deferred: k.deferredClients(shard),
+          contextTasks: k.contextTasks(shard, clientId, profile, current.record.contextId),
+          taskStreams: k.taskStreams(shard, taskId),
+        },
+        {
           clientId,
-          JSON.stringify(status),
-          JSON.stringify(event),
-          timestamp.getTime(),
-          retention.retentionSeconds,
-          retention.journalRetentionSeconds,
-          k.eventsChannel(),
-          k.cancelChannel(),
-        ],
+          status: JSON.stringify(status),
+          event: JSON.stringify(event),
+          nowMs: timestamp.getTime(),
+          retentionSeconds: retention.retentionSeconds,
+          journalRetentionSeconds: retention.journalRetentionSeconds,
+          eventsChannel: k.eventsChannel(),
+          cancelChannel: k.cancelChannel(),
+        },
       );
     } catch (error) {
       storeFailure(error);
     }
-    if (reply === -1) throw new TaskNotFoundError(taskId);
-    if (reply === -2) throw new TaskNotCancelableError(taskId, current.record.state);
-    const [outcome] = reply as [number, number];
+    if (!reply.ok && reply.code === "notFound") throw new TaskNotFoundError(taskId);
+    if (!reply.ok) throw new TaskNotCancelableError(taskId, current.record.state);
     await this.replicated(shard, taskId);
-    return { canceledNow: outcome !== 2 };
+    return { canceledNow: reply.outcome !== "requested" };
+  }
+
+  /** A task's revision, undefined when it is gone (one HGET; calls in one tick share a round trip). */
+  async revision(clientId: string, taskId: string): Promise<number | undefined> {
+    const rev = await this.redis.hget(this.keys.task(this.keys.shardOf(clientId), taskId), "rev");
+    return rev === null ? undefined : Number(rev);
   }
 
   /** Journal entries after `cursor` (exclusive), oldest first, at most `count`. */
@@ -532,7 +547,7 @@ export class TaskJournal {
       const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
       page.forEach((c, i) => {
         const fields = replies[i]?.[1] as Record<string, string> | undefined;
-        if (fields && Object.keys(fields).length > 0) records.push(decodeTaskFields(fields));
+        if (fields && Object.keys(fields).length > 0) records.push(decodeTaskFields(c.id, fields));
         else gone.push(c.id);
       });
     }

@@ -9,7 +9,6 @@ export interface TaskRecord {
   readonly contextId: string;
   readonly clientId: string;
   readonly profile: string;
-  readonly runId: string;
   readonly state: TaskState;
   readonly rev: number;
   /** Status timestamp (ms), the ListTasks sort key. */
@@ -57,11 +56,19 @@ export function assembleArtifacts(arts: string | undefined, chunks: string | nul
   return list;
 }
 
+/** A task hash as a script returned it (HGETALL, flat) with its chunk store: decoded by decodeTaskFields. */
+export interface StoredTask {
+  readonly fields: readonly string[];
+  readonly chunks: string | undefined;
+}
+
 /**
- * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into a record; `chunks` is the task's
- * chunk store (GET of KeySpace.artifactChunks; null or absent when it has none).
+ * Reads a flat HGETALL reply (`[field, value, field, value, …]`) or an object into the record of task `id` (the hash
+ * does not repeat its key's id); `chunks` is the task's chunk store (GET of KeySpace.artifactChunks; null or absent
+ * when it has none).
  */
 export function decodeTaskFields(
+  id: string,
   fields: readonly string[] | Record<string, string>,
   chunks?: string | null,
 ): TaskRecord {
@@ -73,11 +80,10 @@ export function decodeTaskFields(
     map = fields as Record<string, string>;
   }
   return {
-    id: map.id ?? "",
+    id,
     contextId: map.ctx ?? "",
     clientId: map.cli ?? "",
     profile: map.prof ?? "",
-    runId: map.run ?? "",
     state: (map.state ?? "TASK_STATE_SUBMITTED") as TaskState,
     rev: Number(map.rev ?? 0),
     timestampMs: Number(map.ts ?? 0),

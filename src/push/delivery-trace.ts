@@ -1,20 +1,19 @@
 // The span of one webhook attempt: a CLIENT span in the trace of the request that started the task's run (the carrier
 // kept on the run), whose `traceparent` the webhook carries. With tracing off nothing is read and nothing is added.
 import { SpanKind } from "@opentelemetry/api";
-import type { KeySpace, RedisLike } from "../journal/index.ts";
+import type { PushOutbox } from "../journal/index.ts";
 import { attributes as A, contextFromCarrier, injectHeaders, inSpan, tracing } from "../tracing/index.ts";
 import type { Delivery, DeliveryOutcome } from "./deliver.ts";
 
 /** Runs one attempt of `delivery` for a task in its span; `attempt` gets the delivery with its trace headers. */
 export async function traceDelivery(
-  redis: RedisLike,
-  keys: KeySpace,
+  outbox: PushOutbox,
   target: { shard: number; taskId: string; configId: string },
   delivery: Delivery,
   attempt: (delivery: Delivery) => Promise<DeliveryOutcome>,
 ): Promise<DeliveryOutcome> {
   if (!tracing()) return await attempt(delivery);
-  const carrier = await redis.hget(keys.run(target.shard, target.taskId), "trace").catch(() => null);
+  const carrier = await outbox.runTrace(target.shard, target.taskId).catch(() => null);
   const options = {
     kind: SpanKind.CLIENT,
     attributes: {

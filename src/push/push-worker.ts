@@ -198,7 +198,7 @@ export class PushWorker {
     if (config.token !== undefined) notification.token = config.token;
     if (config.authentication !== undefined) notification.authentication = config.authentication;
     const target = { shard, taskId, configId: delivery.cfg };
-    const outcome = await traceDelivery(this.deps.redis, this.deps.keys, target, notification, (traced) =>
+    const outcome = await traceDelivery(this.outbox, target, notification, (traced) =>
       deliverOnce(traced, this.deliver),
     );
     await this.record(due, outcome, delivery.attempts + 1, ids);

@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { Redis } from "ioredis";
 import { ClientRegistry, KeySpace, RunLedger, scriptSource, TaskJournal } from "../../src/journal/index.ts";
+import { ACCEPT } from "../../src/journal/lua/accept.ts";
 import { startRedis, testPrefix } from "../support/redis.ts";
 import { rateOnly, type Summary, summarize } from "./stats.ts";
 
@@ -40,44 +41,46 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
     const id = "T__rand_int__";
     const status = { state: "TASK_STATE_SUBMITTED", timestamp: new Date().toISOString() };
     const message = { messageId: "m", role: "ROLE_USER", parts: [{ text: "hello" }], taskId: id, contextId: "C" };
-    const args = [
-      "EVALSHA",
-      sha,
-      "14",
-      keys.live(0),
-      keys.client(0, clientId),
-      keys.clientActive(0, clientId),
-      keys.profileActive(0, "echo"),
-      keys.dedup(0, clientId, "echo", "m__rand_int__"),
-      keys.task(0, id),
-      keys.run(0, id),
-      keys.journal(0, id),
-      keys.clientTasks(0, clientId, "echo"),
-      keys.queue(0),
-      keys.pushConfigs(0, id),
-      keys.clientInterrupted(0, clientId),
-      keys.bytes(0),
-      keys.contextTasks(0, clientId, "echo", "C"),
-      "3600",
-      "0",
-      "hash",
-      id,
-      "R__rand_int__",
-      "C",
-      clientId,
-      "echo",
-      JSON.stringify(status),
-      JSON.stringify(message),
-      String(Date.now()),
-      "86400",
-      "",
-      "",
-      "",
-      "0",
-      "0",
-      "0",
-      "",
-    ];
+    const call = ACCEPT.argv(
+      {
+        live: keys.live(0),
+        client: keys.client(0, clientId),
+        clientActive: keys.clientActive(0, clientId),
+        profileActive: keys.profileActive(0, "echo"),
+        dedup: keys.dedup(0, clientId, "echo", "m__rand_int__"),
+        task: keys.task(0, id),
+        run: keys.run(0, id),
+        journal: keys.journal(0, id),
+        clientTasks: keys.clientTasks(0, clientId, "echo"),
+        queue: keys.queue(0),
+        pushConfigs: keys.pushConfigs(0, id),
+        clientInterrupted: keys.clientInterrupted(0, clientId),
+        bytes: keys.bytes(0),
+        contextTasks: keys.contextTasks(0, clientId, "echo", "C"),
+      },
+      {
+        livenessSeconds: 3600,
+        profileQuota: 0,
+        contentHash: "hash",
+        taskId: id,
+        runId: "R__rand_int__",
+        contextId: "C",
+        clientId,
+        profile: "echo",
+        status: JSON.stringify(status),
+        message: JSON.stringify(message),
+        nowMs: Date.now(),
+        dedupSeconds: 86_400,
+        metadata: "",
+        pushConfigId: "",
+        pushConfig: "",
+        clientMaxStoredBytes: 0,
+        profileMaxStoredBytes: 0,
+        clientMaxInterruptedTasks: 0,
+        traceContext: "",
+      },
+    );
+    const args = ["EVALSHA", sha, String(ACCEPT.keys.length), ...call.map(String)];
     const { hostname, port } = new URL(url);
     const options = ["-h", hostname, "-p", port, "-c", String(clients), "-n", String(requests), "-r", "100000000000"];
     const before = await admin.xlen(keys.queue(0));

@@ -72,9 +72,10 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
   const ourCpu = totalCpuUs(ours);
   const peerCpu = totalCpuUs(inMemory.compared);
   const reason =
-    "each round trip is HTTP in, the accept script, an XREADGROUP wake-up of the actor, claim + HGETALL + three " +
-    "transition scripts + ack from the actor, a pub/sub notice and a snapshot read in the gateway: about nine Redis " +
-    "round trips across three processes, where the SDK runs the echo in its own event loop";
+    "each round trip is HTTP in, the accept script, an XREADGROUP wake-up of the actor, the claim script and one " +
+    "end script from the actor (which acks the queue entry and publishes the notice), and a snapshot read in the " +
+    "gateway on that notice: five Redis round trips across three processes, where the SDK runs the echo in its own " +
+    "event loop";
   return {
     id: "blocking",
     title: `2. Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`,

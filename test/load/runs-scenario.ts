@@ -195,7 +195,7 @@ export async function runsScenario(context: BenchContext): Promise<Section> {
         met: ratio >= 1,
         ...(ratio < 1
           ? {
-              why: `short by ${fmt(best.summary.perSecond - mine.summary.perSecond)} runs/s (${((1 - ratio) * 100).toFixed(0)}%). A run costs claim, HGETALL, two transition scripts (WORKING, COMPLETED: each appends to the journal, bumps the revision and publishes) and XACK+XDEL, where BullMQ moves a job with one script per step; see the CPU per run.`,
+              why: `short by ${fmt(best.summary.perSecond - mine.summary.perSecond)} runs/s (${((1 - ratio) * 100).toFixed(0)}%). A run costs a batched XREADGROUP, the claim script (the run, WORKING, the task returned) and one end script (the artifact, COMPLETED, its journal entry, the push outbox, the stored-bytes and index bookkeeping, the ack of the queue entry and the notice), where BullMQ moves a job with one lighter script per step; see the CPU per run.`,
             }
           : {}),
       },

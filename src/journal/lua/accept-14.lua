@@ -103,7 +103,7 @@ local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 
   'ctx', ARGV[6])
 redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
   'entry', entry, 'trace', ARGV[19], 'prof', ARGV[8], 'ctx', ARGV[6])
-redis.call('HSET', KEYS[6], 'id', taskId, 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8], 'run', ARGV[5],
+redis.call('HSET', KEYS[6], 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', hist, 'arts', '[]', 'ts', ARGV[11],
   'created', ARGV[11], 'bytes', taskBytes, 'jbytes', journalBytes)
 if ARGV[13] ~= '' then

@@ -24,7 +24,7 @@
 -- @include "task-endings"
 -- @include "task-index"
 
-local task = redis.call('HMGET', KEYS[1], 'cli', 'state', 'rev', 'id', 'prof')
+local task = redis.call('HMGET', KEYS[1], 'cli', 'state', 'rev', 'prof')
 if task[1] ~= ARGV[1] then
   return -1
 end
@@ -43,12 +43,12 @@ if run[1] == 'running' then
   return {2, rev}
 end
 
-local taskId = task[4]
+local taskId = taskIdOf(KEYS[1])
 rev = rev + 1
 local statusBytes = #ARGV[2] - redis.call('HSTRLEN', KEYS[1], 'st')
 redis.call('HSET', KEYS[1], 'state', 'TASK_STATE_CANCELED', 'rev', rev, 'st', ARGV[2], 'ts', ARGV[4])
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[3])
-addStoredBytes(KEYS[1], KEYS[14], ARGV[1], task[5], statusBytes, #ARGV[3])
+addStoredBytes(KEYS[1], KEYS[14], ARGV[1], task[4], statusBytes, #ARGV[3])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[3])
 indexTask(KEYS[4], KEYS[17], taskId, ARGV[4])
 finishRecords(KEYS[1], KEYS[2])
@@ -59,7 +59,7 @@ leaveInterrupted(KEYS[11], KEYS[12], taskId)
 if redis.call('ZREM', KEYS[15], taskId) == 1 and redis.call('ZCARD', KEYS[15]) == 0 then
   redis.call('SREM', KEYS[16], ARGV[1])
 end
-local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[18], KEYS[14], ARGV[1], task[5], ARGV[6])
+local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[18], KEYS[14], ARGV[1], task[4], ARGV[6])
 scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[5], journalSeconds)
 notifyChange(ARGV[7], taskId, 'TASK_STATE_CANCELED', rev)
 return {1, rev}

@@ -37,7 +37,7 @@
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'id')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof')
 if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
@@ -62,7 +62,7 @@ if run[2] == 'running' and tonumber(run[5] or 0) > nowMs then
   return -4
 end
 
-local taskId = task[4]
+local taskId = taskIdOf(KEYS[2])
 if run[2] ~= 'running' and redis.call('SISMEMBER', KEYS[4], taskId) == 0 then
   local limit = tonumber(redis.call('HGET', KEYS[3], 'maxrun') or ARGV[6])
   if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then

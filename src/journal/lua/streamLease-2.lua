@@ -4,7 +4,7 @@
   a dead gateway's leases lapse after their TTL; expired leases are dropped first (the only write before a refusal).
   A member already in a set is renewed and never refused by that set's maximum.
 
-    KEYS[1] task streams (ZSET member -> expiry ms)   KEYS[2] client streams (ZSET member -> expiry ms)
+    KEYS[1] taskStreams (ZSET member -> expiry ms)   KEYS[2] clientStreams (ZSET member -> expiry ms)
     ARGV[1] lease member   ARGV[2] TTL (ms)
     ARGV[3] maximum live leases in the task's set (0 = no maximum)
     ARGV[4] maximum live leases in the client's set (0 = no maximum)

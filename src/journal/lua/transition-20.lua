@@ -48,7 +48,7 @@
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'id', 'cli', 'prof')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'cli', 'prof')
 if not run[1] or not task[1] then
   return -1
 end
@@ -80,7 +80,7 @@ if ARGV[2] ~= '' then
   if not (TERMINAL[to] or INTERRUPTED[to] or to == 'TASK_STATE_WORKING') then
     return -3
   end
-  if INTERRUPTED[to] and redis.call('SISMEMBER', KEYS[11], task[4]) == 0 then
+  if INTERRUPTED[to] and redis.call('SISMEMBER', KEYS[11], taskIdOf(KEYS[1])) == 0 then
     local limit = tonumber(redis.call('HGET', KEYS[20], 'maxint') or ARGV[13])
     if limit > 0 and redis.call('SCARD', KEYS[11]) >= limit then
       return -4
@@ -89,7 +89,7 @@ if ARGV[2] ~= '' then
 end
 
 -- all checks passed: writes only from here on
-local taskId = task[4]
+local taskId = taskIdOf(KEYS[1])
 local rev = tonumber(task[2])
 local taskBytes = 0
 local journalBytes = 0
@@ -129,7 +129,7 @@ if ARGV[5] ~= '' then
   end
   redis.call('HSET', KEYS[1], 'hist', hist)
 end
-addStoredBytes(KEYS[1], KEYS[14], task[5], task[6], taskBytes, journalBytes)
+addStoredBytes(KEYS[1], KEYS[14], task[4], task[5], taskBytes, journalBytes)
 if ARGV[3] ~= '' then
   indexTask(KEYS[4], KEYS[19], taskId, ARGV[6])
 end
@@ -139,7 +139,7 @@ if TERMINAL[to] then
   redis.call('SREM', KEYS[6], taskId)
   redis.call('SREM', KEYS[10], taskId)
   leaveInterrupted(KEYS[11], KEYS[12], taskId)
-  local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[16], KEYS[14], task[5], task[6], ARGV[8])
+  local journalSeconds = endJournal(KEYS[1], KEYS[3], KEYS[16], KEYS[14], task[4], task[5], ARGV[8])
   scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], journalSeconds)
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)

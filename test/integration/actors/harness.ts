@@ -173,7 +173,7 @@ export async function accept(inst: Installation, text: string, profile = "echo")
 
 export async function task(inst: Installation, taskId: string): Promise<TaskRecord | undefined> {
   const fields = await inst.f.redis.hgetall(inst.f.keys.task(0, taskId));
-  return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(fields);
+  return Object.keys(fields).length === 0 ? undefined : decodeTaskFields(taskId, fields);
 }
 
 export async function run(inst: Installation, taskId: string): Promise<Record<string, string>> {

@@ -4,11 +4,10 @@
 // Redis; the read is held back by a BLPOP queued before it on the connection the executor reads tasks with.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { builtinHandlers, builtinTools } from "../../../src/actors/handlers/builtins.ts";
-import { toQueueEntries } from "../../../src/actors/queue-reader.ts";
 import { Reclaimer } from "../../../src/actors/reclaimer.ts";
 import { RunExecutor } from "../../../src/actors/run-executor.ts";
 import { loadConfig } from "../../../src/config/index.ts";
-import { QUEUE_GROUP, RunLedger } from "../../../src/journal/index.ts";
+import { QUEUE_GROUP, RunLedger, toQueueEntries } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
 import { terminalEvents } from "../../faults/invariants.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";

@@ -3,9 +3,8 @@
 // the group's pending entries. The state is built by hand in a real Redis, without a failover; then the real workers
 // (`work`, and `sweep --once` ticks) find the run, run it again, or fail it once its attempts are exhausted.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { toQueueEntries } from "../../../src/actors/queue-reader.ts";
 import { Reclaimer } from "../../../src/actors/reclaimer.ts";
-import { QUEUE_GROUP } from "../../../src/journal/index.ts";
+import { QUEUE_GROUP, toQueueEntries } from "../../../src/journal/index.ts";
 import { checkInvariants, terminalEvents } from "../../faults/invariants.ts";
 import { redisTimeMs, startRedis, type TestRedis } from "../../support/redis.ts";
 import {

@@ -39,7 +39,6 @@ async function startTail(): Promise<{ tail: JournalTail; journal: CountingJourna
   });
   const tail = new JournalTail({
     subscriber: server.client(),
-    redis: f.redis,
     journal,
     keys: f.keys,
     logger: createLogger("test", "silent"),

@@ -35,13 +35,16 @@ describe("accept", () => {
     const { taskId } = accepted;
     const k = f.keys;
     const task = await f.redis.hgetall(k.task(0, taskId));
-    expect(task).toMatchObject({ id: taskId, cli: clientId, prof: PROFILE, state: "TASK_STATE_SUBMITTED", rev: "1" });
+    expect(task).toMatchObject({ cli: clientId, prof: PROFILE, state: "TASK_STATE_SUBMITTED", rev: "1" });
     expect(JSON.parse(task.meta ?? "null")).toEqual({ a: 1 });
     const history = JSON.parse(task.hist ?? "[]");
     expect(history).toEqual([{ ...message, taskId, contextId: task.ctx }]);
     const run = await f.redis.hgetall(k.run(0, taskId));
+    const runId = String(run.id);
+    // the key names the task and its run (run:<taskId>): the hash repeats neither id
+    expect([task.id, task.run]).toEqual([undefined, undefined]);
     expect(run).toMatchObject({
-      id: task.run,
+      id: expect.stringMatching(/^[0-9A-Z]{26}$/),
       task: taskId,
       client: clientId,
       state: "queued",
@@ -51,10 +54,7 @@ describe("accept", () => {
     const queue = await f.redis.xrange(k.queue(0), "-", "+");
     // the entry names what its claim needs: the run, the task, its client, and the keys of its ListTasks indexes
     expect(queue).toEqual([
-      [
-        String(run.entry),
-        ["run", String(task.run), "task", taskId, "client", clientId, "prof", PROFILE, "ctx", String(task.ctx)],
-      ],
+      [String(run.entry), ["run", runId, "task", taskId, "client", clientId, "prof", PROFILE, "ctx", String(task.ctx)]],
     ]);
     const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
     expect(journal.length).toBe(1);

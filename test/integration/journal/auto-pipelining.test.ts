@@ -3,7 +3,8 @@
 // called in a tick that had already opened a pipeline failed ("pipeline[functionName] is not a function") and
 // misaligned the replies of the other commands in it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createRedis, runScript } from "../../../src/journal/index.ts";
+import { createRedis } from "../../../src/journal/index.ts";
+import { HEARTBEAT } from "../../../src/journal/lua/heartbeat.ts";
 import { startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 
 let server: TestRedis;
@@ -22,7 +23,7 @@ test("regression: a script first called in a tick whose pipeline another command
     const live = `${prefix}{0}:live`;
     const [before, beat, after] = await Promise.all([
       redis.get(`${prefix}before`),
-      runScript(redis, "heartbeat", [live], [60]),
+      HEARTBEAT.run(redis, { live }, { ttlSeconds: 60 }),
       redis.get(live),
     ]);
     expect(before).toBe("first");

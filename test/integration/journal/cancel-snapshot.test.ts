@@ -1,7 +1,9 @@
 // The cancel and snapshot scripts against a real redis-server: every documented reply, checked both as the script
 // answers and as TaskJournal shows it, and that a refused or repeated cancel writes nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runScript } from "../../../src/journal/index.ts";
+import { decodeTaskFields } from "../../../src/journal/index.ts";
+import { CANCEL } from "../../../src/journal/lua/cancel.ts";
+import { SNAPSHOT } from "../../../src/journal/lua/snapshot.ts";
 import { TaskNotCancelableError, TaskNotFoundError } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -33,39 +35,38 @@ afterAll(async () => {
 async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promise<unknown> {
   const k = f.keys;
   const status = { state: "TASK_STATE_CANCELED", timestamp: new Date().toISOString() };
-  return await runScript(
+  return await CANCEL.run(
     f.redis,
-    "cancel",
-    [
-      k.task(0, task.taskId),
-      k.run(0, task.taskId),
-      k.journal(0, task.taskId),
-      k.clientTasks(0, asClient, PROFILE),
-      k.clientActive(0, asClient),
-      k.profileActive(0, PROFILE),
-      k.pushConfigs(0, task.taskId),
-      k.pushQueue(0, task.taskId),
-      k.pushReady(0),
-      k.clientRunning(0, asClient),
-      k.clientInterrupted(0, asClient),
-      k.inputDue(0),
-      k.purge(0),
-      k.bytes(0),
-      k.clientDeferred(0, asClient),
-      k.deferredClients(0),
-      k.contextTasks(0, asClient, PROFILE, task.contextId),
-      k.taskStreams(0, task.taskId),
-    ],
-    [
-      asClient,
-      JSON.stringify(status),
-      JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
-      Date.now(),
-      RETENTION.retentionSeconds,
-      RETENTION.journalRetentionSeconds,
-      k.eventsChannel(),
-      k.cancelChannel(),
-    ],
+    {
+      task: k.task(0, task.taskId),
+      run: k.run(0, task.taskId),
+      journal: k.journal(0, task.taskId),
+      clientTasks: k.clientTasks(0, asClient, PROFILE),
+      clientActive: k.clientActive(0, asClient),
+      profileActive: k.profileActive(0, PROFILE),
+      pushConfigs: k.pushConfigs(0, task.taskId),
+      pushQueue: k.pushQueue(0, task.taskId),
+      pushReady: k.pushReady(0),
+      clientRunning: k.clientRunning(0, asClient),
+      clientInterrupted: k.clientInterrupted(0, asClient),
+      inputDue: k.inputDue(0),
+      purge: k.purge(0),
+      bytes: k.bytes(0),
+      clientDeferred: k.clientDeferred(0, asClient),
+      deferred: k.deferredClients(0),
+      contextTasks: k.contextTasks(0, asClient, PROFILE, task.contextId),
+      taskStreams: k.taskStreams(0, task.taskId),
+    },
+    {
+      clientId: asClient,
+      status: JSON.stringify(status),
+      event: JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
+      nowMs: Date.now(),
+      retentionSeconds: RETENTION.retentionSeconds,
+      journalRetentionSeconds: RETENTION.journalRetentionSeconds,
+      eventsChannel: k.eventsChannel(),
+      cancelChannel: k.cancelChannel(),
+    },
   );
 }
 
@@ -85,7 +86,7 @@ describe("cancel", () => {
     const task = await acceptTask(f, clientId);
     const events = listen(f.keys.eventsChannel());
     await events.ready;
-    expect(await cancelScript(task)).toEqual([1, 2]);
+    expect(await cancelScript(task)).toEqual({ ok: true, outcome: "canceled", rev: 2 });
     const snap = await f.journal.snapshot(clientId, task.taskId);
     expect(snap?.record).toMatchObject({ state: "TASK_STATE_CANCELED", rev: 2 });
     expect(await journalRevs(f, task)).toEqual([1, 2]);
@@ -123,7 +124,7 @@ describe("cancel", () => {
     const cancels = listen(f.keys.cancelChannel());
     await cancels.ready;
     const taskBefore = await f.redis.hgetall(f.keys.task(0, task.taskId));
-    expect(await cancelScript(task)).toEqual([2, 2]);
+    expect(await cancelScript(task)).toEqual({ ok: true, outcome: "requested", rev: 2 });
     expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: false });
     expect(await f.redis.hgetall(f.keys.task(0, task.taskId))).toEqual(taskBefore);
     expect(await f.redis.hget(f.keys.run(0, task.taskId), "cancel")).toBe("1");
@@ -136,7 +137,7 @@ describe("cancel", () => {
     const task = await acceptTask(f, clientId);
     await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION);
     const before = await dumpUnder(f.redis, f.prefix);
-    expect(await cancelScript(task)).toEqual([0, 2]);
+    expect(await cancelScript(task)).toEqual({ ok: true, outcome: "alreadyCanceled", rev: 2 });
     expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: true });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
   });
@@ -145,7 +146,7 @@ describe("cancel", () => {
     const task = await acceptTask(f, clientId);
     const stranger = await liveClient(f);
     const before = await dumpUnder(f.redis, f.prefix);
-    expect(await cancelScript(task, stranger)).toBe(-1);
+    expect(await cancelScript(task, stranger)).toEqual({ ok: false, code: "notFound" });
     await expect(f.journal.cancel(stranger, task.taskId, PROFILE, RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
     await expect(f.journal.cancel(clientId, task.taskId, "other", RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
     await expect(f.journal.cancel(clientId, "01NOSUCH", PROFILE, RETENTION)).rejects.toBeInstanceOf(TaskNotFoundError);
@@ -157,7 +158,7 @@ describe("cancel", () => {
       const task = await acceptTask(f, clientId);
       await move(f, await claimTask(f, task), task, terminal);
       const before = await dumpUnder(f.redis, f.prefix);
-      expect(await cancelScript(task)).toBe(-2);
+      expect(await cancelScript(task)).toEqual({ ok: false, code: "notCancelable" });
       const error = await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TaskNotCancelableError);
       expect((error as TaskNotCancelableError).reason).toBe("TASK_NOT_CANCELABLE");
@@ -171,28 +172,29 @@ describe("snapshot", () => {
     const task = await acceptTask(f, clientId);
     const claim = await claimTask(f, task);
     await move(f, claim, task, "TASK_STATE_WORKING");
-    const reply = (await runScript(
+    const reply = await SNAPSHOT.run(
       f.redis,
-      "snapshot",
-      [f.keys.task(0, task.taskId), f.keys.journal(0, task.taskId), f.keys.artifactChunks(0, task.taskId)],
-      [],
-    )) as [string[], string, string];
-    const fields = reply[0];
-    expect(fields[fields.indexOf("rev") + 1]).toBe("2");
+      {
+        task: f.keys.task(0, task.taskId),
+        journal: f.keys.journal(0, task.taskId),
+        chunks: f.keys.artifactChunks(0, task.taskId),
+      },
+      {},
+    );
+    expect(decodeTaskFields(task.taskId, reply?.stored.fields ?? []).rev).toBe(2);
     const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
-    expect(reply[1]).toBe(last?.[0] ?? "missing");
+    expect(reply?.cursor).toBe(last?.[0] ?? "missing");
     const snap = await f.journal.snapshot(clientId, task.taskId, PROFILE);
-    expect(snap).toMatchObject({ cursor: reply[1], record: { id: task.taskId, rev: 2, state: "TASK_STATE_WORKING" } });
+    expect(snap).toMatchObject({ cursor: last?.[0], record: { id: task.taskId, rev: 2, state: "TASK_STATE_WORKING" } });
   });
 
   test("{}: no task; and TaskJournal hides another client's or another profile's task", async () => {
-    const missing = await runScript(
+    const missing = await SNAPSHOT.run(
       f.redis,
-      "snapshot",
-      [f.keys.task(0, "nope"), f.keys.journal(0, "nope"), f.keys.artifactChunks(0, "nope")],
-      [],
+      { task: f.keys.task(0, "nope"), journal: f.keys.journal(0, "nope"), chunks: f.keys.artifactChunks(0, "nope") },
+      {},
     );
-    expect(missing).toEqual([]);
+    expect(missing).toBeUndefined();
     expect(await f.journal.snapshot(clientId, "nope")).toBeUndefined();
     const task = await acceptTask(f, clientId);
     expect(await f.journal.snapshot(await liveClient(f), task.taskId)).toBeUndefined();

@@ -1,7 +1,10 @@
 // The lease script through CapacityLeases against a real redis-server: acquire up to the maximum, refuse at it
 // without writing, renew a held lease even at the maximum, and lapse expired leases so they free capacity.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { CapacityLeases, runScript } from "../../../src/journal/index.ts";
+import { CapacityLeases } from "../../../src/journal/index.ts";
+import { HEARTBEAT } from "../../../src/journal/lua/heartbeat.ts";
+import { LEASE } from "../../../src/journal/lua/lease.ts";
+import { scriptPipeline } from "../../../src/journal/scripts.ts";
 import { startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 import { dumpUnder } from "./helpers.ts";
 
@@ -19,11 +22,11 @@ test("1 up to the maximum, -1 at it with nothing written, and release frees a pl
   const redis = server.client();
   const prefix = testPrefix();
   const key = `${prefix}waiting`;
-  expect(await runScript(redis, "lease", [key], ["g1:r1", 30_000, 2])).toBe(1);
+  expect(await LEASE.run(redis, { leases: key }, { member: "g1:r1", ttlMs: 30_000, max: 2 })).toBe("held");
   expect(await leases.acquire(key, "g1:r2", 30_000, 2)).toBe(true);
   expect(await leases.count(key)).toBe(2);
   const before = await dumpUnder(redis, prefix);
-  expect(await runScript(redis, "lease", [key], ["g2:r1", 30_000, 2])).toBe(-1);
+  expect(await LEASE.run(redis, { leases: key }, { member: "g2:r1", ttlMs: 30_000, max: 2 })).toBe("full");
   expect(await leases.acquire(key, "g2:r1", 30_000, 2)).toBe(false);
   expect(await dumpUnder(redis, prefix)).toEqual(before);
   await leases.release(key, "g1:r1");
@@ -66,4 +69,24 @@ test("a short lease does not cut the life of a longer one held in the same set",
   expect(await leases.acquire(key, "third", 60_000, 2)).toBe(true);
   expect(await leases.acquire(key, "fourth", 60_000, 2)).toBe(false);
   expect(await redis.pttl(key)).toBeGreaterThan(60_000);
+});
+
+test("scripts queued in one pipeline run in order and decode their own replies, after SCRIPT FLUSH too", async () => {
+  const redis = server.client();
+  const prefix = testPrefix();
+  const leases = `${prefix}leases`;
+  for (const flush of [false, true]) {
+    if (flush) await redis.script("FLUSH");
+    await redis.del(leases);
+    const pipeline = scriptPipeline(redis);
+    LEASE.queue(pipeline, { leases }, { member: "a", ttlMs: 30_000, max: 1 });
+    LEASE.queue(pipeline, { leases }, { member: "b", ttlMs: 30_000, max: 1 });
+    HEARTBEAT.queue(pipeline, { live: `${prefix}live` }, { ttlSeconds: 60 });
+    const replies = (await pipeline.exec()) ?? [];
+    expect(replies.map(([error]) => error)).toEqual([null, null, null]);
+    expect(LEASE.decode(replies[0]?.[1] as number)).toBe("held");
+    expect(LEASE.decode(replies[1]?.[1] as number)).toBe("full");
+    const [seconds] = await redis.time();
+    expect(Math.abs(HEARTBEAT.decode(replies[2]?.[1] as number) - Number(seconds))).toBeLessThanOrEqual(2);
+  }
 });

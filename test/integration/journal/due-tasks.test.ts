@@ -2,7 +2,9 @@
 // index entry, its bytes given back) and expireInput (an interrupted task past its input timeout fails with a journal
 // entry and a webhook delivery), each documented return, and counters that come back to zero whatever the tasks did.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DueTasks, inputTimeoutMessage, PushConfigs, runScript } from "../../../src/journal/index.ts";
+import { DueTasks, inputTimeoutMessage, PushConfigs } from "../../../src/journal/index.ts";
+import { EXPIRE_INPUT } from "../../../src/journal/lua/expire-input.ts";
+import { PURGE } from "../../../src/journal/lua/purge.ts";
 import { tenancyViolations } from "../../faults/invariants.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
@@ -51,23 +53,22 @@ async function dueNow(f: JournalFixture, key: string, taskId: string): Promise<v
 async function purgeScript(f: JournalFixture, taskId: string, clientId: string): Promise<unknown> {
   const k = f.keys;
   const contextId = (await f.redis.hget(k.task(0, taskId), "ctx")) ?? "";
-  return await runScript(
+  return await PURGE.run(
     f.redis,
-    "purge",
-    [
-      k.purge(0),
-      k.task(0, taskId),
-      k.run(0, taskId),
-      k.journal(0, taskId),
-      k.pushConfigs(0, taskId),
-      k.pushQueue(0, taskId),
-      k.pushReady(0),
-      k.clientTasks(0, clientId, PROFILE),
-      k.bytes(0),
-      k.contextTasks(0, clientId, PROFILE, contextId),
-      k.artifactChunks(0, taskId),
-    ],
-    [taskId, clientId],
+    {
+      purge: k.purge(0),
+      task: k.task(0, taskId),
+      run: k.run(0, taskId),
+      journal: k.journal(0, taskId),
+      pushConfigs: k.pushConfigs(0, taskId),
+      pushQueue: k.pushQueue(0, taskId),
+      pushReady: k.pushReady(0),
+      clientTasks: k.clientTasks(0, clientId, PROFILE),
+      bytes: k.bytes(0),
+      contextTasks: k.contextTasks(0, clientId, PROFILE, contextId),
+      chunks: k.artifactChunks(0, taskId),
+    },
+    { taskId, clientId },
   );
 }
 
@@ -90,7 +91,7 @@ describe("purge", () => {
     expect(Number(await f.redis.hget(k.bytes(0), `client:${clientId}`))).toBe((bytes ?? 0) + (jbytes ?? 0));
 
     await dueNow(f, k.purge(0), task.taskId);
-    expect(await purgeScript(f, task.taskId, clientId)).toBe(1);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe("journalDeleted");
     expect(await f.redis.exists(k.journal(0, task.taskId))).toBe(0);
     expect(await f.redis.exists(k.task(0, task.taskId), k.run(0, task.taskId), k.pushConfigs(0, task.taskId))).toBe(3);
     expect(Number(await f.redis.hget(k.task(0, task.taskId), "jbytes"))).toBe(0);
@@ -98,16 +99,16 @@ describe("purge", () => {
     expect(Number(await f.redis.zscore(k.purge(0), task.taskId))).toBe(purgeAt ?? -1);
     // -2: not due yet (the task's own time is an hour away): nothing written
     let dump = await dumpUnder(f.redis, f.prefix);
-    expect(await purgeScript(f, task.taskId, clientId)).toBe(-2);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe("notDue");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
 
     await f.redis.hset(k.task(0, task.taskId), "purge", (await redisMs(f.redis)) - 1);
     await dueNow(f, k.purge(0), task.taskId);
     // -3: the keys of another client than the task's are refused before any write
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await purgeScript(f, task.taskId, "someone-else")).toBe(-3);
+    expect(await purgeScript(f, task.taskId, "someone-else")).toBe("otherClient");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
-    expect(await purgeScript(f, task.taskId, clientId)).toBe(2);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe("taskDeleted");
     const left = await keysUnder(f.redis, f.prefix);
     expect(left.filter((key) => key.includes(task.taskId))).toEqual([]);
     expect(await f.redis.zscore(k.clientTasks(0, clientId, PROFILE), task.taskId)).toBeNull();
@@ -115,7 +116,7 @@ describe("purge", () => {
     expect(await f.redis.hgetall(k.bytes(0))).toEqual({});
     // -1: not scheduled (any more): nothing written
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await purgeScript(f, task.taskId, clientId)).toBe(-1);
+    expect(await purgeScript(f, task.taskId, clientId)).toBe("notScheduled");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
   });
 
@@ -125,14 +126,14 @@ describe("purge", () => {
     const running = await acceptTask(f, clientId);
     await dueNow(f, f.keys.purge(0), running.taskId);
     const task = await f.redis.hgetall(f.keys.task(0, running.taskId));
-    expect(await purgeScript(f, running.taskId, clientId)).toBe(0);
+    expect(await purgeScript(f, running.taskId, clientId)).toBe("stale");
     expect(await f.redis.hgetall(f.keys.task(0, running.taskId))).toEqual(task);
     expect(await f.redis.zscore(f.keys.purge(0), running.taskId)).toBeNull();
 
     const gone = await acceptTask(f, clientId);
     await finish(f, gone, 0, 0);
     await f.redis.del(f.keys.task(0, gone.taskId));
-    expect(await purgeScript(f, gone.taskId, "")).toBe(0);
+    expect(await purgeScript(f, gone.taskId, "")).toBe("stale");
     expect(await f.redis.exists(f.keys.run(0, gone.taskId), f.keys.journal(0, gone.taskId))).toBe(0);
   });
 
@@ -153,34 +154,33 @@ describe("purge", () => {
 function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.clientId): Promise<unknown> {
   const k = f.keys;
   const status = { state: "TASK_STATE_FAILED", timestamp: new Date().toISOString() };
-  return runScript(
+  return EXPIRE_INPUT.run(
     f.redis,
-    "expireInput",
-    [
-      k.inputDue(0),
-      k.task(0, task.taskId),
-      k.run(0, task.taskId),
-      k.journal(0, task.taskId),
-      k.clientTasks(0, clientId, PROFILE),
-      k.clientInterrupted(0, clientId),
-      k.purge(0),
-      k.bytes(0),
-      k.pushConfigs(0, task.taskId),
-      k.pushQueue(0, task.taskId),
-      k.pushReady(0),
-      k.contextTasks(0, clientId, PROFILE, task.contextId),
-      k.taskStreams(0, task.taskId),
-    ],
-    [
-      task.taskId,
+    {
+      inputDue: k.inputDue(0),
+      task: k.task(0, task.taskId),
+      run: k.run(0, task.taskId),
+      journal: k.journal(0, task.taskId),
+      clientTasks: k.clientTasks(0, clientId, PROFILE),
+      clientInterrupted: k.clientInterrupted(0, clientId),
+      purge: k.purge(0),
+      bytes: k.bytes(0),
+      pushConfigs: k.pushConfigs(0, task.taskId),
+      pushQueue: k.pushQueue(0, task.taskId),
+      pushReady: k.pushReady(0),
+      contextTasks: k.contextTasks(0, clientId, PROFILE, task.contextId),
+      taskStreams: k.taskStreams(0, task.taskId),
+    },
+    {
+      taskId: task.taskId,
       clientId,
-      JSON.stringify(status),
-      JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
-      Date.now(),
-      3600,
-      600,
-      k.eventsChannel(),
-    ],
+      status: JSON.stringify(status),
+      event: JSON.stringify({ statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } }),
+      nowMs: Date.now(),
+      retentionSeconds: 3600,
+      journalRetentionSeconds: 600,
+      eventsChannel: k.eventsChannel(),
+    },
   );
 }
 
@@ -206,11 +206,11 @@ describe("expireInput", () => {
 
     // -2: not due yet; -3: another client's keys; both write nothing
     let dump = await dumpUnder(f.redis, f.prefix);
-    expect(await expireScript(f, task)).toBe(-2);
+    expect(await expireScript(f, task)).toEqual({ ok: false, code: "notDue" });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
     await dueNow(f, k.inputDue(0), task.taskId);
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await expireScript(f, task, "someone-else")).toBe(-3);
+    expect(await expireScript(f, task, "someone-else")).toEqual({ ok: false, code: "otherClient" });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
 
     const events = server.client();
@@ -238,7 +238,7 @@ describe("expireInput", () => {
 
     // -1: no timeout scheduled any more: nothing written
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await expireScript(f, task)).toBe(-1);
+    expect(await expireScript(f, task)).toEqual({ ok: false, code: "notScheduled" });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
   });
 
@@ -249,7 +249,7 @@ describe("expireInput", () => {
     await dueNow(f, f.keys.inputDue(0), task.taskId);
     await f.redis.sadd(f.keys.clientInterrupted(0, clientId), task.taskId);
     const before = await f.redis.hgetall(f.keys.task(0, task.taskId));
-    expect(await expireScript(f, task)).toBe(0);
+    expect(await expireScript(f, task)).toEqual({ ok: false, code: "stale" });
     expect(await f.redis.hgetall(f.keys.task(0, task.taskId))).toEqual(before);
     expect(await f.redis.zscore(f.keys.inputDue(0), task.taskId)).toBeNull();
     expect(await f.redis.scard(f.keys.clientInterrupted(0, clientId))).toBe(0);

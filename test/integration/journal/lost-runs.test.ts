@@ -2,7 +2,8 @@
 // entry is gone gets a new one, queued with its tries kept) and LostRuns.repair, which finds such runs through the
 // profiles' sets of queued and running tasks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { LostRuns, QUEUE_GROUP, runScript } from "../../../src/journal/index.ts";
+import { LostRuns, QUEUE_GROUP } from "../../../src/journal/index.ts";
+import { REQUEUE_LOST } from "../../../src/journal/lua/requeue-lost.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { redisTimeMs, startRedis, type TestRedis } from "../../support/redis.ts";
 import {
@@ -60,14 +61,16 @@ async function queueIds(): Promise<string[]> {
   return (await f.redis.xrange(f.keys.queue(0), "-", "+")).map(([id]) => id);
 }
 
-async function requeue(task: AcceptedTask): Promise<unknown> {
+/** The new entry id, or the refusal's code. */
+async function requeue(task: AcceptedTask): Promise<string> {
   const k = f.keys;
-  const keys = [k.run(0, task.taskId), k.queue(0), k.clientRunning(0, task.clientId)];
-  return await runScript(f.redis, "requeueLost", keys, [QUEUE_GROUP]);
+  const keys = { run: k.run(0, task.taskId), queue: k.queue(0), clientRunning: k.clientRunning(0, task.clientId) };
+  const reply = await REQUEUE_LOST.run(f.redis, keys, { group: QUEUE_GROUP });
+  return reply.ok ? reply.entryId : reply.code;
 }
 
-/** Runs the script and expects `code` with nothing changed. */
-async function refused(task: AcceptedTask, code: number): Promise<void> {
+/** Runs the script and expects the refusal `code` with nothing changed. */
+async function refused(task: AcceptedTask, code: string): Promise<void> {
   const before = await dumpUnder(f.redis, f.prefix);
   expect(await requeue(task)).toBe(code);
   expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
@@ -101,7 +104,7 @@ describe("requeueLost", () => {
       task.contextId,
     ]);
     // delivered like any entry, it is claimed as a reclaimed run would be: a new token, the try counted
-    await refused(task, -4);
+    await refused(task, "entry-present");
     await deliver(task, "a2");
     const claim = await claimTask(f, task, 30_000, "a2");
     expect([claim.fence, claim.tries, claim.exhausted]).toEqual([2, 2, false]);
@@ -126,27 +129,27 @@ describe("requeueLost", () => {
   });
 
   test("refusals change nothing: no run (-1), nothing to queue (-2), a live lease (-3), the entry still there (-4)", async () => {
-    await refused({ clientId, taskId: "no-such-task", contextId: "" }, -1);
+    await refused({ clientId, taskId: "no-such-task", contextId: "" }, "missing");
 
     const done = await acceptTask(f, clientId);
     await deliver(done);
     const claim = await claimTask(f, done);
     expect(await move(f, claim, done, "TASK_STATE_COMPLETED")).toMatchObject({ ok: true });
-    await refused(done, -2);
+    await refused(done, "not-queued");
 
     const leased = await acceptTask(f, clientId);
     const leasedEntry = await deliver(leased);
     await claimTask(f, leased, 60_000);
     await loseEntry(leasedEntry);
-    await refused(leased, -3);
+    await refused(leased, "leased");
 
     const queued = await acceptTask(f, clientId);
-    await refused(queued, -4);
+    await refused(queued, "entry-present");
     await deliver(queued);
-    await refused(queued, -4);
+    await refused(queued, "entry-present");
 
     const { task: pending } = await lapsedRun();
-    await refused(pending, -4);
+    await refused(pending, "entry-present");
   });
 });
 

@@ -1,6 +1,7 @@
 // The resume script against a real redis-server: a follow-up to an interrupted task re-queues the same run; each
 // refusal code maps to its error and leaves every key and value as it was.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { PushConfigs } from "../../../src/journal/index.ts";
 import {
   CapacityError,
   InvalidParamsError,
@@ -209,6 +210,28 @@ describe("resume", () => {
       expect(busy).toBeInstanceOf(UnsupportedOperationError);
       expect((busy as Error).message).toContain("not waiting");
     }
+  });
+
+  test("-9: an inline push config past the task's limit is PUSH_CONFIG_LIMIT_EXCEEDED and nothing is written", async () => {
+    const f = journalFixture(server, { maxPushConfigsPerTask: 1 });
+    const clientId = await liveClient(f);
+    const task = await interrupted(f, clientId);
+    const hook = (id: string) => ({ id, taskId: task.taskId, url: `https://hooks.example/${id}` });
+    await new PushConfigs(f.redis, f.keys).create(clientId, PROFILE, hook("a"), 1);
+    const resume = (id: string) =>
+      f.journal.resume({
+        clientId,
+        profile: PROFILE,
+        profileQuota: 0,
+        taskId: task.taskId,
+        message: userMessage("with a hook", { contextId: task.contextId }),
+        pushConfig: hook(id),
+      });
+    const error = await expectUnchanged(f, () => resume("b"));
+    expect(error).toBeInstanceOf(InvalidParamsError);
+    expect(error).toMatchObject({ reason: "PUSH_CONFIG_LIMIT_EXCEEDED" });
+    // replacing the config the task has is no new config: the follow-up is taken
+    expect((await resume("a")).created).toBe(true);
   });
 
   test("-12: a message whose contextId is not the task's is INVALID_PARAMS and nothing is written", async () => {

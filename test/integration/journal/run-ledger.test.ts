@@ -1,7 +1,9 @@
 // The worker-side scripts against a real redis-server: claim (each refusal changes nothing), renew, release,
 // dead-letter, ack and the liveness beat.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ClaimRefusal, QUEUE_GROUP, runScript } from "../../../src/journal/index.ts";
+import { type ClaimRefusal, QUEUE_GROUP } from "../../../src/journal/index.ts";
+import { DEAD_LETTER } from "../../../src/journal/lua/dead-letter.ts";
+import { RELEASE } from "../../../src/journal/lua/release.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
@@ -275,29 +277,27 @@ describe("release, dead letter, ack and beat", () => {
     const again = await claimTask(f, task);
     expect([again.fence, again.tries]).toEqual([2, 1]);
     // the script itself answers with the new entry id
-    const reply = await runScript(
+    const reply = await RELEASE.run(
       f.redis,
-      "release",
-      [f.keys.run(0, task.taskId), f.keys.queue(0), f.keys.clientRunning(0, clientId)],
-      [again.fence, QUEUE_GROUP, again.entryId],
+      { run: f.keys.run(0, task.taskId), queue: f.keys.queue(0), clientRunning: f.keys.clientRunning(0, clientId) },
+      { fence: again.fence, group: QUEUE_GROUP, entryId: again.entryId },
     );
-    expect(String(reply)).toMatch(/^\d+-\d+$/);
-    expect(String(reply)).toBe(await currentEntry(f, task));
+    expect(reply).toEqual({ ok: true, entryId: expect.stringMatching(/^\d+-\d+$/) });
+    expect(reply).toEqual({ ok: true, entryId: await currentEntry(f, task) });
   });
 
   test("deadLetter moves the entry to the dead stream with its reason and returns the dead entry id", async () => {
     const task = await acceptTask(f, clientId);
     const entryId = await readQueue("dl", task);
     const runId = (await f.redis.hget(f.keys.run(0, task.taskId), "id")) ?? "";
-    const deadId = await runScript(
+    const deadId = await DEAD_LETTER.run(
       f.redis,
-      "deadLetter",
-      [f.keys.queue(0), f.keys.dead(0)],
-      [QUEUE_GROUP, entryId, runId, task.taskId, "attempts exhausted", 10_000],
+      { queue: f.keys.queue(0), dead: f.keys.dead(0) },
+      { group: QUEUE_GROUP, entryId, runId, taskId: task.taskId, reason: "attempts exhausted", maxLength: 10_000 },
     );
     const dead = await f.redis.xrange(f.keys.dead(0), "-", "+");
     expect(dead.at(-1)).toEqual([
-      deadId as string,
+      deadId,
       ["run", runId, "task", task.taskId, "reason", "attempts exhausted", "entry", entryId],
     ]);
     expect((await f.redis.xrange(f.keys.queue(0), "-", "+")).map(([id]) => id)).not.toContain(entryId);

@@ -3,7 +3,8 @@
 // when a slot is free; reclaims are never deferred; cancel and release keep the sets right. Each documented return of
 // claim and promote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { QUEUE_GROUP, RunLedger, runScript } from "../../../src/journal/index.ts";
+import { QUEUE_GROUP, RunLedger } from "../../../src/journal/index.ts";
+import { PROMOTE } from "../../../src/journal/lua/promote.ts";
 import { tenancyViolations } from "../../faults/invariants.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -108,21 +109,20 @@ describe("claim at the limit", () => {
   });
 });
 
-function promoteScript(f: JournalFixture, task: AcceptedTask, max: number): Promise<unknown> {
+function promoteScript(f: JournalFixture, task: AcceptedTask, max: number) {
   const k = f.keys;
-  return runScript(
+  return PROMOTE.run(
     f.redis,
-    "promote",
-    [
-      k.client(0, task.clientId),
-      k.clientRunning(0, task.clientId),
-      k.clientDeferred(0, task.clientId),
-      k.deferredClients(0),
-      k.queue(0),
-      k.run(0, task.taskId),
-      k.task(0, task.taskId),
-    ],
-    [task.taskId, task.clientId, max],
+    {
+      client: k.client(0, task.clientId),
+      clientRunning: k.clientRunning(0, task.clientId),
+      clientDeferred: k.clientDeferred(0, task.clientId),
+      deferred: k.deferredClients(0),
+      queue: k.queue(0),
+      run: k.run(0, task.taskId),
+      task: k.task(0, task.taskId),
+    },
+    { taskId: task.taskId, clientId: task.clientId, clientMaxRunningTasks: max },
   );
 }
 
@@ -138,20 +138,21 @@ describe("promote and wakeDeferred", () => {
     expect(await claim(f, l, second)).toBe("deferred");
 
     let dump = await dumpUnder(f.redis, f.prefix);
-    expect(await promoteScript(f, second, 1)).toBe(-2);
-    expect(await promoteScript(f, first, 1)).toBe(-1);
+    expect(await promoteScript(f, second, 1)).toEqual({ ok: false, code: "noFreeSlot" });
+    expect(await promoteScript(f, first, 1)).toEqual({ ok: false, code: "notAmongDeferred" });
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
 
     if (typeof held === "string") throw new Error("first claim refused");
     await move(f, held, first, "TASK_STATE_COMPLETED");
-    const entry = await promoteScript(f, second, 1);
-    expect(String(entry)).toMatch(/^\d+-\d+$/);
+    const promoted = await promoteScript(f, second, 1);
+    expect(promoted).toEqual({ ok: true, entryId: expect.stringMatching(/^\d+-\d+$/) });
+    const entry = promoted.ok ? promoted.entryId : "";
     expect(await f.redis.hgetall(f.keys.run(0, second.taskId))).toMatchObject({
       state: "queued",
-      entry: String(entry),
+      entry,
     });
     expect(await f.redis.exists(f.keys.clientDeferred(0, clientId), f.keys.deferredClients(0))).toBe(0);
-    const queued = await f.redis.xrange(f.keys.queue(0), String(entry), String(entry));
+    const queued = await f.redis.xrange(f.keys.queue(0), entry, entry);
     const runId = String(await f.redis.hget(f.keys.run(0, second.taskId), "id"));
     expect(queued[0]?.[1]).toEqual([
       "run",
@@ -175,7 +176,7 @@ describe("promote and wakeDeferred", () => {
     await f.redis.sadd(f.keys.deferredClients(0), clientId);
     await f.redis.srem(f.keys.clientRunning(0, clientId), second.taskId);
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await promoteScript(f, third, 1)).toBe(0);
+    expect(await promoteScript(f, third, 1)).toEqual({ ok: false, code: "notDeferred" });
     expect(await f.redis.exists(f.keys.clientDeferred(0, clientId), f.keys.deferredClients(0))).toBe(0);
     expect(await f.redis.hgetall(f.keys.run(0, third.taskId))).toEqual(
       (dump[f.keys.run(0, third.taskId)] as { value: Record<string, string> }).value,

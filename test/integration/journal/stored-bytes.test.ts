@@ -4,7 +4,8 @@
 // counted, never refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
-import { PushConfigs, runScript } from "../../../src/journal/index.ts";
+import { PushConfigs } from "../../../src/journal/index.ts";
+import { PUSH_CONFIG_DELETE } from "../../../src/journal/lua/push-config-delete.ts";
 import { CapacityError, type Message } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -316,21 +317,20 @@ describe("push config budgets", () => {
     const before = await held(f, task);
     await configs(f).create(clientId, PROFILE, hook(task.taskId, "a"), 10);
     const remove = (asClient: string, id: string, profile = PROFILE) =>
-      runScript(
+      PUSH_CONFIG_DELETE.run(
         f.redis,
-        "pushConfigDelete",
-        [f.keys.task(0, task.taskId), f.keys.pushConfigs(0, task.taskId), f.keys.bytes(0)],
-        [asClient, profile, id],
+        { task: f.keys.task(0, task.taskId), pushConfigs: f.keys.pushConfigs(0, task.taskId), bytes: f.keys.bytes(0) },
+        { clientId: asClient, profile, configId: id },
       );
     let dump = await dumpUnder(f.redis, f.prefix);
-    expect(await remove(stranger, "a")).toBe(-1);
-    expect(await remove(clientId, "a", "other")).toBe(-1);
+    expect(await remove(stranger, "a")).toBe("taskNotFound");
+    expect(await remove(clientId, "a", "other")).toBe("taskNotFound");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
-    expect(await remove(clientId, "a")).toBe(1);
+    expect(await remove(clientId, "a")).toBe("deleted");
     expect(await held(f, task)).toBe(before);
     await expectExact(f, clientId, [task.taskId]);
     dump = await dumpUnder(f.redis, f.prefix);
-    expect(await remove(clientId, "a")).toBe(0);
+    expect(await remove(clientId, "a")).toBe("noSuchConfig");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
   });
 });

@@ -1,7 +1,7 @@
 // The streamLease-2 script against a real Redis: both shard leases or neither, each documented return, renewal of a
 // held member at the limit, expired leases (a dead gateway's) dropped before counting, and sets that outlive leases.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { runScript } from "../../../src/journal/index.ts";
+import { STREAM_LEASE } from "../../../src/journal/lua/stream-lease.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 
@@ -21,41 +21,45 @@ const taskSet = (task: string) => f.keys.taskStreams(0, task);
 const clientSet = (client: string) => f.keys.clientStreams(0, client);
 
 function lease(task: string, client: string, member: string, ttlMs: number, maxTask: number, maxClient: number) {
-  return runScript(f.redis, "streamLease", [taskSet(task), clientSet(client)], [member, ttlMs, maxTask, maxClient]);
+  return STREAM_LEASE.run(
+    f.redis,
+    { taskStreams: taskSet(task), clientStreams: clientSet(client) },
+    { member, ttlMs, maxPerTask: maxTask, maxPerClient: maxClient },
+  );
 }
 
 test("1: both leases are taken, with TTLs on both sets; a held member is renewed even at the limits", async () => {
-  expect(await lease("T1", "C1", "g:1", 10_000, 1, 1)).toBe(1);
+  expect(await lease("T1", "C1", "g:1", 10_000, 1, 1)).toBe("held");
   expect(await f.redis.zrange(taskSet("T1"), 0, -1)).toEqual(["g:1"]);
   expect(await f.redis.zrange(clientSet("C1"), 0, -1)).toEqual(["g:1"]);
   expect(await f.redis.pttl(taskSet("T1"))).toBeGreaterThan(10_000);
   expect(await f.redis.pttl(clientSet("C1"))).toBeGreaterThan(10_000);
   const before = Number(await f.redis.zscore(taskSet("T1"), "g:1"));
   await Bun.sleep(5);
-  expect(await lease("T1", "C1", "g:1", 10_000, 1, 1)).toBe(1);
+  expect(await lease("T1", "C1", "g:1", 10_000, 1, 1)).toBe("held");
   expect(Number(await f.redis.zscore(taskSet("T1"), "g:1"))).toBeGreaterThan(before);
 });
 
 test("-1: the task is at its maximum; neither set is written", async () => {
-  expect(await lease("T2", "C2", "g:1", 10_000, 1, 5)).toBe(1);
-  expect(await lease("T2", "C3", "g:2", 10_000, 1, 5)).toBe(-1);
+  expect(await lease("T2", "C2", "g:1", 10_000, 1, 5)).toBe("held");
+  expect(await lease("T2", "C3", "g:2", 10_000, 1, 5)).toBe("taskFull");
   expect(await f.redis.zrange(taskSet("T2"), 0, -1)).toEqual(["g:1"]);
   expect(await f.redis.exists(clientSet("C3"))).toBe(0);
 });
 
 test("-2: the client is at its maximum; neither set is written", async () => {
-  expect(await lease("T3", "C4", "g:1", 10_000, 5, 1)).toBe(1);
-  expect(await lease("T4", "C4", "g:2", 10_000, 5, 1)).toBe(-2);
+  expect(await lease("T3", "C4", "g:1", 10_000, 5, 1)).toBe("held");
+  expect(await lease("T4", "C4", "g:2", 10_000, 5, 1)).toBe("clientFull");
   expect(await f.redis.exists(taskSet("T4"))).toBe(0);
   expect(await f.redis.zrange(clientSet("C4"), 0, -1)).toEqual(["g:1"]);
 });
 
 test("a maximum of 0 is no maximum; expired leases are dropped before the limits are counted", async () => {
-  for (let i = 0; i < 5; i++) expect(await lease("T5", "C5", `g:${i}`, 10_000, 0, 0)).toBe(1);
+  for (let i = 0; i < 5; i++) expect(await lease("T5", "C5", `g:${i}`, 10_000, 0, 0)).toBe("held");
   expect(await f.redis.zcard(taskSet("T5"))).toBe(5);
-  expect(await lease("T6", "C6", "dead:1", 50, 1, 1)).toBe(1);
+  expect(await lease("T6", "C6", "dead:1", 50, 1, 1)).toBe("held");
   await Bun.sleep(80);
-  expect(await lease("T6", "C6", "live:1", 10_000, 1, 1)).toBe(1);
+  expect(await lease("T6", "C6", "live:1", 10_000, 1, 1)).toBe("held");
   expect(await f.redis.zrange(taskSet("T6"), 0, -1)).toEqual(["live:1"]);
   expect(await f.redis.zrange(clientSet("C6"), 0, -1)).toEqual(["live:1"]);
 });

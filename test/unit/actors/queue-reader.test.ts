@@ -2,8 +2,8 @@
 // dropped and replaced; replies are turned into queue entries of the right shard.
 import { expect, test } from "bun:test";
 import type { Redis } from "ioredis";
-import { QueueReader, toQueueEntries } from "../../../src/actors/queue-reader.ts";
-import { KeySpace } from "../../../src/journal/index.ts";
+import { QueueReader } from "../../../src/actors/queue-reader.ts";
+import { KeySpace, toQueueEntries } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
 
 const logger = createLogger("test", "silent");

@@ -11,11 +11,9 @@ const history: Message[] = [1, 2, 3].map((i) => ({
 }));
 const artifacts: Artifact[] = [{ artifactId: "a1", parts: [{ text: "out" }] }];
 const stored: Record<string, string> = {
-  id: "T1",
   ctx: "C1",
   cli: "client",
   prof: "echo",
-  run: "R1",
   state: "TASK_STATE_WORKING",
   rev: "4",
   ts: "1700000000000",
@@ -27,14 +25,13 @@ const stored: Record<string, string> = {
 
 describe("decodeTaskFields", () => {
   test("reads an HGETALL object and a flat reply alike", () => {
-    const fromObject = decodeTaskFields(stored);
-    expect(decodeTaskFields(Object.entries(stored).flat())).toEqual(fromObject);
+    const fromObject = decodeTaskFields("T1", stored);
+    expect(decodeTaskFields("T1", Object.entries(stored).flat())).toEqual(fromObject);
     const expected: TaskRecord = {
       id: "T1",
       contextId: "C1",
       clientId: "client",
       profile: "echo",
-      runId: "R1",
       state: "TASK_STATE_WORKING",
       rev: 4,
       timestampMs: 1700000000000,
@@ -48,12 +45,12 @@ describe("decodeTaskFields", () => {
 
   test("a task without metadata has none", () => {
     const { meta: _, ...rest } = stored;
-    expect(decodeTaskFields(rest).metadata).toBeUndefined();
+    expect(decodeTaskFields("T1", rest).metadata).toBeUndefined();
   });
 });
 
 describe("toTask", () => {
-  const record = decodeTaskFields(stored);
+  const record = decodeTaskFields("T1", stored);
   test("by default shows all history and the artifacts", () => {
     expect(toTask(record)).toEqual({
       id: "T1",
@@ -71,7 +68,7 @@ describe("toTask", () => {
   });
   test("includeArtifacts false omits the key; empty lists are omitted", () => {
     expect("artifacts" in toTask(record, { includeArtifacts: false })).toBe(false);
-    const empty = decodeTaskFields({ ...stored, hist: "[]", arts: "[]" });
+    const empty = decodeTaskFields("T1", { ...stored, hist: "[]", arts: "[]" });
     const task = toTask(empty);
     expect("history" in task || "artifacts" in task).toBe(false);
   });

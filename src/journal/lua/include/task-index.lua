@@ -5,6 +5,11 @@
   A notice on the events channel is "<taskId> <state> <rev>": a follower reads the task only when that state and
   revision matter to it.
 ]]
+-- A task's id, from its key (`…task:<taskId>`): the task hash does not repeat it.
+local function taskIdOf(taskKey)
+  return string.match(taskKey, 'task:([^:]+)$')
+end
+
 local function indexTask(clientTasksKey, contextTasksKey, taskId, statusMs)
   redis.call('ZADD', clientTasksKey, statusMs, taskId)
   redis.call('ZADD', contextTasksKey, statusMs, taskId)

@@ -1,0 +1,63 @@
+// accept-14.lua called by name: a new task, its run and its queue entry in one step, or a refusal that wrote nothing.
+import { codeMeaning, defineScript, replyNumber, replyString } from "../scripts.ts";
+
+/** What each negative reply of accept means (see the script's header). */
+export const ACCEPT_CODES = {
+  [-1]: "worker",
+  [-2]: "clientTasks",
+  [-3]: "profileQuota",
+  [-4]: "messageIdReused",
+  [-5]: "unknownClient",
+  [-6]: "clientStorage",
+  [-7]: "profileStorage",
+  [-8]: "interruptedTasks",
+} as const;
+
+export type AcceptReply =
+  | { ok: true; created: boolean; taskId: string }
+  | { ok: false; code: (typeof ACCEPT_CODES)[keyof typeof ACCEPT_CODES] };
+
+/** KEYS[1..11] of accept, which resume's begin with too. */
+export const ADMISSION_KEYS = [
+  "live",
+  "client",
+  "clientActive",
+  "profileActive",
+  "dedup",
+  "task",
+  "run",
+  "journal",
+  "clientTasks",
+  "queue",
+  "pushConfigs",
+] as const;
+
+export const ACCEPT = defineScript({
+  name: "accept",
+  keys: [...ADMISSION_KEYS, "clientInterrupted", "bytes", "contextTasks"],
+  args: [
+    "livenessSeconds",
+    "profileQuota",
+    "contentHash",
+    "taskId",
+    "runId",
+    "contextId",
+    "clientId",
+    "profile",
+    "status",
+    "message",
+    "nowMs",
+    "dedupSeconds",
+    "metadata",
+    "pushConfigId",
+    "pushConfig",
+    "clientMaxStoredBytes",
+    "profileMaxStoredBytes",
+    "clientMaxInterruptedTasks",
+    "traceContext",
+  ],
+  decode(reply): AcceptReply {
+    if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("accept", ACCEPT_CODES, reply) };
+    return { ok: true, created: replyNumber("accept", reply[0]) === 1, taskId: replyString("accept", reply[1]) };
+  },
+});

@@ -1,0 +1,93 @@
+// claim-15.lua called by name: an actor takes a queued (or lease-expired) run, or defers it at its client's
+// running-run limit; with `start`, the same step moves the task to WORKING and returns it.
+import type { TaskState } from "../../protocol/index.ts";
+import { codeMeaning, defineScript, replyNumber, replyString, replyStrings } from "../scripts.ts";
+import type { StoredTask } from "../task-view.ts";
+
+/** What each non-list reply of claim means (see the script's header). */
+export const CLAIM_CODES = {
+  0: "deferred",
+  [-1]: "orphan",
+  [-2]: "finished",
+  [-3]: "stale",
+  [-4]: "leased",
+} as const;
+
+export type ClaimCode = (typeof CLAIM_CODES)[keyof typeof CLAIM_CODES];
+
+/** A run a claim took. `fence` must accompany every write. */
+export interface ClaimedRun {
+  fence: number;
+  tries: number;
+  /** tries > maxAttempts: the actor must fail the task and dead-letter the entry instead of running it. */
+  exhausted: boolean;
+  cancelRequested: boolean;
+  state: TaskState;
+  clientId: string;
+  profile: string;
+  /**
+   * The task as the claim left it, when the claim started the run (moved it to WORKING; ARGV `start`); its caller,
+   * which knows the task's id, decodes it.
+   */
+  stored?: StoredTask;
+}
+
+export type ClaimReply = ({ ok: true } & ClaimedRun) | { ok: false; code: ClaimCode };
+
+export const CLAIM = defineScript({
+  name: "claim",
+  keys: [
+    "run",
+    "task",
+    "client",
+    "clientRunning",
+    "clientDeferred",
+    "deferred",
+    "queue",
+    "journal",
+    "chunks",
+    "pushConfigs",
+    "pushQueue",
+    "pushReady",
+    "bytes",
+    "clientTasks",
+    "contextTasks",
+  ],
+  args: [
+    "owner",
+    "leaseMs",
+    "entryId",
+    "maxAttempts",
+    "clientId",
+    "clientMaxRunningTasks",
+    "group",
+    "start",
+    "status",
+    "statusTimestampMs",
+    "eventsChannel",
+    "indexed",
+  ],
+  decode(reply): ClaimReply {
+    if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("claim", CLAIM_CODES, reply) };
+    const [fence, tries, exhausted, cancel, state, clientId, profile, fields, chunks] = reply;
+    return {
+      ok: true,
+      fence: replyNumber("claim", fence),
+      tries: replyNumber("claim", tries),
+      exhausted: exhausted === 1,
+      cancelRequested: cancel === 1,
+      // the state the script read from the task, which only the journal's scripts write
+      state: replyString("claim", state) as TaskState,
+      clientId: replyString("claim", clientId),
+      profile: replyString("claim", profile),
+      ...(fields === undefined
+        ? {}
+        : {
+            stored: {
+              fields: replyStrings("claim", fields),
+              chunks: chunks === undefined ? undefined : replyString("claim", chunks),
+            },
+          }),
+    };
+  },
+});
