@@ -2,7 +2,9 @@
 # A local Redis Cluster for tests and trials: three masters on 127.0.0.1 (ports BASE, BASE+1, BASE+2), with REPLICAS
 # replicas each (default 0; 1 adds BASE+3..BASE+5), no persistence, every file under DIR. `start` returns once the
 # cluster reports cluster_state:ok (and every replica is in sync); `stop` ends it. CLUSTER_NODE_TIMEOUT_MS (default
-# 5000) is how long a master may be unreachable before its replica takes over.
+# 5000) is how long a master may be unreachable before its replica takes over. CLUSTER_REPLICA_VALIDITY_FACTOR (default
+# 10, Redis's own) bounds how stale a replica may be to take over: one whose link to its master has been down longer
+# than the factor times the node timeout (plus 10 s) does not try; 0 lets a replica take over however stale it is.
 #
 #   scripts/redis-cluster.sh start 7100 /tmp/a2a-cluster   # prints the seed nodes: 127.0.0.1:7100,127.0.0.1:7101,...
 #   scripts/redis-cluster.sh start 7100 /tmp/a2a-cluster 1 # the same with a replica per master
@@ -23,6 +25,8 @@ dir=$3
 replicas=${4:-0}
 [[ "$replicas" =~ ^[01]$ ]] || usage
 timeout_ms=${CLUSTER_NODE_TIMEOUT_MS:-5000}
+validity_factor=${CLUSTER_REPLICA_VALIDITY_FACTOR:-10}
+[[ "$validity_factor" =~ ^[0-9]+$ ]] || usage
 # Each node also listens on its port + 10000 (the cluster bus).
 [[ "$base" =~ ^[0-9]+$ ]] && [ "$base" -ge 1 ] && [ "$base" -le 55533 ] || usage
 ports=("$base" "$((base + 1))" "$((base + 2))")
@@ -40,6 +44,7 @@ start_node() {
   mkdir -p "$dir/$1"
   redis-server --port "$1" --bind 127.0.0.1 --cluster-enabled yes \
     --cluster-config-file "$dir/$1/nodes.conf" --cluster-node-timeout "$timeout_ms" \
+    --cluster-replica-validity-factor "$validity_factor" \
     --dir "$dir/$1" --save "" --appendonly no --repl-diskless-sync-delay 0 --daemonize yes \
     --pidfile "$dir/$1/redis.pid" --logfile "$dir/$1/redis.log"
 }

@@ -60,7 +60,7 @@ export class Actor {
     await core.cancels.start();
     await core.heartbeat.start();
     this.every(config.worker.reclaimIntervalSeconds * 1000, () => this.reclaim());
-    // Input timeouts, deletions and deferred runs every reclaim interval: what is due should not wait a minute.
+    // Input timeouts, deletions, deferred and lost runs every reclaim interval: what is due should not wait a minute.
     this.every(config.worker.reclaimIntervalSeconds * 1000, () => core.dueWork());
     this.every(this.o.retentionIntervalMs ?? 60_000, () => core.retention());
     logger.info({ workerId: this.workerId, concurrency: config.worker.concurrency }, "actor started");

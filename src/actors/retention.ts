@@ -1,11 +1,13 @@
 // Retention work, bounded per call. The due work: interrupted tasks past their input timeout fail, finished tasks (and
-// journals) past their retention are deleted with their stored bytes given back, and deferred runs whose client has a
-// free running slot are queued again. The rest: client index entries whose task is gone, dead letters past their age,
-// and consumers of the queue group that are gone and hold nothing. Only dedup records expire by a TTL.
+// journals) past their retention are deleted with their stored bytes given back, deferred runs whose client has a
+// free running slot are queued again, and so are runs whose queue entry a failover lost. The rest: client index
+// entries whose task is gone, dead letters past their age, and consumers of the queue group that are gone and hold
+// nothing. Only dedup records expire by a TTL.
 import type { Config } from "../config/index.ts";
 import {
   DueTasks,
   type KeySpace,
+  LostRuns,
   type RedisLike,
   type RunLedger,
   RunQueue,
@@ -47,11 +49,11 @@ export interface DueWorkOptions {
   ledger: RunLedger;
   /** A task's lifetimes by its profile's name (see profileLifetimes). */
   lifetimes: (profile: string) => TaskLifetimes;
+  /** The configured profiles' names: each has a set of queued and running tasks per shard, a task index per client. */
+  profiles: readonly string[];
 }
 
 export interface RetentionOptions extends DueWorkOptions {
-  /** The configured profiles' names: each client has a task index per profile. */
-  profiles: readonly string[];
   /** A consumer idle longer than this with nothing pending is removed from the group (ms). */
   consumerIdleMs: number;
   /** Consumer names never removed (the caller's own). */
@@ -67,6 +69,8 @@ export interface DueWorkReport {
   journalsDeleted: number;
   /** Deferred runs queued again. */
   deferredRunsQueued: number;
+  /** Runs queued again because their queue entry was gone (see LostRuns). */
+  lostRunsQueued: number;
 }
 
 export interface RetentionReport extends DueWorkReport {
@@ -87,14 +91,22 @@ async function inBatches(budget: number, batch: () => Promise<number>): Promise<
 }
 
 /**
- * The due work of every shard: fails interrupted tasks past their input timeout, runs due deletion steps, and queues
- * deferred runs again where their client has a free running slot (repairing a wake-up that an actor missed). Each
- * step is one script per task; several workers may run it at once (a step already done is a no-op).
+ * The due work of every shard: fails interrupted tasks past their input timeout, runs due deletion steps, queues
+ * deferred runs again where their client has a free running slot (repairing a wake-up that an actor missed), and
+ * queues again the runs of a sample of queued and running tasks whose queue entry is gone. Each step is one script
+ * per task; several workers may run it at once (a step already done is a no-op).
  */
 export async function applyDueWork(redis: RedisLike, keys: KeySpace, options: DueWorkOptions): Promise<DueWorkReport> {
-  const { budget, ledger, lifetimes } = options;
+  const { budget, ledger, lifetimes, profiles } = options;
   const due = new DueTasks(redis, keys);
-  const report: DueWorkReport = { inputsExpired: 0, tasksDeleted: 0, journalsDeleted: 0, deferredRunsQueued: 0 };
+  const lost = new LostRuns(redis, keys);
+  const report: DueWorkReport = {
+    inputsExpired: 0,
+    tasksDeleted: 0,
+    journalsDeleted: 0,
+    deferredRunsQueued: 0,
+    lostRunsQueued: 0,
+  };
   for (let shard = 0; shard < keys.shards; shard++) {
     report.inputsExpired += await inBatches(budget, () => due.expireInputs(shard, budget, lifetimes));
     report.tasksDeleted += await inBatches(budget, async () => {
@@ -105,6 +117,7 @@ export async function applyDueWork(redis: RedisLike, keys: KeySpace, options: Du
     for (const clientId of await ledger.clientsWithDeferredRuns(shard, budget)) {
       report.deferredRunsQueued += await ledger.wakeDeferred(shard, clientId);
     }
+    report.lostRunsQueued += await lost.repair(shard, profiles, budget);
   }
   report.tasksDeleted -= report.journalsDeleted;
   return report;

@@ -49,6 +49,7 @@ export class WorkerCore {
   readonly cancels: CancelListener;
   /** Drains the webhook outbox of every shard on the command connection (short commands only). */
   readonly push: PushWorker;
+  private readonly logger: Logger;
 
   constructor(
     private readonly config: Config,
@@ -59,6 +60,7 @@ export class WorkerCore {
     const name = mode === "consume" ? "actor" : "sweep";
     this.workerId = mode === "consume" ? `${o.host}-${o.pid}` : `sweep-${o.host}-${o.pid}`;
     this.keys = new KeySpace(config.redis.keyPrefix, config.redis.shards);
+    this.logger = o.logger;
     this.redis = o.connect(name);
     this.ledger = new RunLedger(this.redis, this.keys, {
       maxRunningTasks: config.clients.maxRunningTasks,
@@ -109,13 +111,18 @@ export class WorkerCore {
     for (let shard = 0; shard < this.keys.shards; shard++) await this.ledger.ensureGroup(shard);
   }
 
-  /** Input timeouts, deletions and deferred runs: the due part of retention. */
+  /** Input timeouts, deletions, deferred runs and runs whose queue entry was lost: the due part of retention. */
   async dueWork(): Promise<DueWorkReport> {
-    return await applyDueWork(this.redis, this.keys, {
+    const report = await applyDueWork(this.redis, this.keys, {
       budget: this.config.worker.sweepBatch,
       ledger: this.ledger,
       lifetimes: profileLifetimes(this.config),
+      profiles: this.config.profiles.map((profile) => profile.name),
     });
+    if (report.lostRunsQueued > 0) {
+      this.logger.warn({ count: report.lostRunsQueued }, "runs whose queue entry was gone queued again");
+    }
+    return report;
   }
 
   /** The whole retention pass: the due work, stale index entries, old dead letters and idle consumers (not this one). */

@@ -13,6 +13,7 @@ export { DueTasks, inputTimeoutMessage, type PurgeReport, type TaskLifetimes } f
 export { readStatus, type StatusReport, type WorkerStatus } from "./installation-status.ts";
 export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
+export { LostRuns } from "./lost-runs.ts";
 export { PushConfigLimitError, PushConfigs, type StorageBudgets, type StoredPushConfig } from "./push-configs.ts";
 export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
 export { RateLimits } from "./rate-limits.ts";

@@ -3,7 +3,7 @@
 // redis.cluster names seed nodes. Callers attach their own error handlers; nothing here logs or reads the environment.
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from "ioredis";
 import type { RedisConfig } from "../config/index.ts";
-import type { RedisLike } from "./scripts.ts";
+import { type RedisLike, registerScripts } from "./scripts.ts";
 
 export interface RedisConnectionOptions {
   /** Retries of one command while the link is down before it fails (ioredis maxRetriesPerRequest; default 2). */
@@ -59,36 +59,48 @@ export function isCluster(redis: RedisLike): redis is Cluster {
   return redis.isCluster;
 }
 
+/** Where a connection goes: one node (url), Sentinels (sentinels, sentinelName) or a cluster's seed nodes. */
+type RedisTarget = Pick<RedisConfig, "url" | "cluster"> & Partial<Pick<RedisConfig, SentinelKeys>>;
+
 /**
  * A new connection named `connectionName` (shown by CLIENT LIST). On a cluster, a client that has never been ready
  * gives up after a few attempts, so that a command issued at start-up fails instead of waiting for ever; once ready,
  * it reconnects like a single-node client.
  */
 export function createRedis(
-  config: Pick<RedisConfig, "url" | "cluster"> & Partial<Pick<RedisConfig, SentinelKeys>>,
+  config: RedisTarget,
   connectionName: string,
   options: RedisConnectionOptions = {},
 ): RedisLike {
+  const redis = openRedis(config, connectionName, options);
+  // before any command: an auto-pipelining connection's pipelines carry only the scripts registered when they open
+  registerScripts(redis);
+  return redis;
+}
+
+function openRedis(config: RedisTarget, connectionName: string, options: RedisConnectionOptions): RedisLike {
   const maxRetriesPerRequest = options.maxRetriesPerRequest ?? 2;
   const enableAutoPipelining = options.autoPipelining ?? false;
   const sentinels = config.sentinels ?? [];
   if (sentinels.length > 0) {
-    return new Redis({
-      sentinels: sentinels.map(parseSentinel),
-      name: config.sentinelName ?? "mymaster",
-      role: "master",
-      ...(config.sentinelPassword ? { sentinelPassword: config.sentinelPassword } : {}),
-      ...credentials(config.url),
-      db: database(config.url),
-      // Subscribes to +switch-master on the Sentinels: the client reconnects to the promoted replica at once rather
-      // than when its link to the dead primary times out.
-      failoverDetector: true,
-      // A write that reached a demoted primary (READONLY) did not happen: reconnect to the new one and send it again.
-      reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
-      connectionName,
-      maxRetriesPerRequest,
-      enableAutoPipelining,
-    });
+    return connectedAfterFailover(
+      new Redis({
+        sentinels: sentinels.map(parseSentinel),
+        name: config.sentinelName ?? "mymaster",
+        role: "master",
+        ...(config.sentinelPassword ? { sentinelPassword: config.sentinelPassword } : {}),
+        ...credentials(config.url),
+        db: database(config.url),
+        // Subscribes to +switch-master on the Sentinels: the client reconnects to the promoted replica at once rather
+        // than when its link to the dead primary times out.
+        failoverDetector: true,
+        // A write that reached a demoted primary (READONLY) did not happen: reconnect to the new one and send it again.
+        reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+        connectionName,
+        maxRetriesPerRequest,
+        enableAutoPipelining,
+      }),
+    );
   }
   if (config.cluster.length === 0) {
     return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
@@ -103,6 +115,37 @@ export function createRedis(
     ready = true;
   });
   return cluster;
+}
+
+/** How long a Sentinel-mode client that ended without being closed waits before it connects again, ms. */
+const REVIVE_DELAY_MS = 100;
+
+/**
+ * A Sentinel-mode client that connects again when it ends without being closed. ioredis can end one for good during a
+ * failover: the +switch-master listener of the link that died disconnects the connector while the client already asks
+ * a Sentinel for the new primary; that attempt then fails with "Connection is closed." and the client ends instead of
+ * retrying (every later command fails at once; the failover scenario saw gateways and actors cut off for good). Its
+ * own disconnect() and quit() still close it for good.
+ */
+function connectedAfterFailover(redis: Redis): Redis {
+  let closed = false;
+  const disconnect = redis.disconnect.bind(redis);
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closed = true;
+    disconnect(reconnect);
+  };
+  const quit = redis.quit.bind(redis);
+  redis.quit = ((...args: Parameters<typeof quit>) => {
+    closed = true;
+    return quit(...args);
+  }) as typeof redis.quit;
+  redis.on("end", () => {
+    if (closed) return;
+    setTimeout(() => {
+      if (!closed && redis.status === "end") redis.connect().catch(() => {});
+    }, REVIVE_DELAY_MS);
+  });
+  return redis;
 }
 
 /**

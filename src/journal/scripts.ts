@@ -16,6 +16,7 @@ const SCRIPT_FILES = {
   promote: "promote-7.lua",
   renew: "renew-2.lua",
   release: "release-3.lua",
+  requeueLost: "requeueLost-3.lua",
   deadLetter: "deadLetter-2.lua",
   cancel: "cancel-18.lua",
   purge: "purge-11.lua",

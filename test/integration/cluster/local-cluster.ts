@@ -76,11 +76,20 @@ export interface ClusterOptions {
   replicas?: 0 | 1;
   /** How long a master may be unreachable before its replica takes over, in ms (default 5000). */
   nodeTimeoutMs?: number;
+  /**
+   * cluster-replica-validity-factor (default 10, Redis's own): a replica whose link to its master has been down longer
+   * than this many node timeouts (plus 10 s) does not take over; 0 lets it take over however long the link was down.
+   */
+  replicaValidityFactor?: number;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<LocalCluster> {
   const replicas = options.replicas ?? 0;
-  const env = { ...process.env, CLUSTER_NODE_TIMEOUT_MS: String(options.nodeTimeoutMs ?? 5000) };
+  const env = {
+    ...process.env,
+    CLUSTER_NODE_TIMEOUT_MS: String(options.nodeTimeoutMs ?? 5000),
+    CLUSTER_REPLICA_VALIDITY_FACTOR: String(options.replicaValidityFactor ?? 10),
+  };
   const { base, dir, nodes } = await startOnFreePorts(replicas, env);
   const connections = new Map<string, Redis>();
   const node = (address: string): Redis => {
