@@ -248,7 +248,7 @@ export async function streamingScenario(context: BenchContext): Promise<Section>
   const fixed = Math.max(0, first.inBytes - marginal * first.received);
   const why =
     results.length > 1 && marginal <= MAX_RATIO
-      ? `${ratio(worst).toFixed(1)} bytes per output byte at ${label(worst)}: the cost per extra output byte is ${marginal.toFixed(1)} (linear), but a task writes about ${bytes(fixed)} whatever its answer (the accept, the stream's lease and reads, the claim and the terminal step), which an answer of ${label(worst)} does not amortise`
+      ? `${ratio(worst).toFixed(1)} bytes per output byte at ${label(worst)}: the cost per extra output byte is ${marginal.toFixed(1)} (linear), but ${bytes(fixed)} do not grow with the answer. Part is the task's own bookkeeping (accept, stream lease, claim, end step); the rest is per step: each step script carries its 20 key names, and on a small answer the actor's writer keeps up with the handler, so few deltas are merged (${fmt(worst.events)} events for ${fmt(Math.ceil(worst.received / DELTA_BYTES))} deltas at ${label(worst)}, against ${fmt(last.events)} for ${fmt(Math.ceil(last.received / DELTA_BYTES))} at ${label(last)})`
       : `${ratio(worst).toFixed(0)} bytes per output byte at ${label(worst)}, ${(ratio(worst) / MAX_RATIO).toFixed(0)}× the target, and ${marginal.toFixed(1)} per extra output byte from ${label(first)} to ${label(last)}: the cost per byte grows with the answer`;
   return {
     id: "streaming",
