@@ -39,6 +39,8 @@ const CASES: Case[] = [
 interface Measured {
   size: number;
   case: Case;
+  /** Tasks each answer held. */
+  expected: number;
   row: Row;
   p50: number;
   cpuUs: number;
@@ -167,6 +169,7 @@ async function measureCase(
   return {
     size,
     case: listCase,
+    expected,
     p50: summary.p50,
     cpuUs: gatewayUs + redisUs,
     row: {
@@ -245,7 +248,7 @@ export async function listScenario(context: BenchContext): Promise<Section> {
         ...(met
           ? {}
           : {
-              why: `worst: ${worst.listCase.name}, p50 ${ms(worst.low.p50)} → ${ms(worst.high.p50)} ms and CPU per request ${fmt(worst.low.cpuUs)} → ${fmt(worst.high.cpuUs)} µs from ${fmt(smallest)} to ${fmt(largest)} tasks. The cost of a page grows with the tasks the client has, not with the page size (see the CPU per request of each row).`,
+              why: `worst: ${worst.listCase.name}, p50 ${ms(worst.low.p50)} → ${ms(worst.high.p50)} ms and CPU per request ${fmt(worst.low.cpuUs)} → ${fmt(worst.high.cpuUs)} µs from ${fmt(smallest)} to ${fmt(largest)} tasks. ${worst.low.expected < worst.high.expected ? ` The two pages are not alike: at ${fmt(smallest)} tasks the page held ${worst.low.expected} tasks (all that matched), at ${fmt(largest)} it held ${worst.high.expected}, found among about ${fmt(worst.high.expected * FILTERED_EVERY)} tasks whose states were read (a status filter reads at most 1,000 per page); compare the rows of the sizes whose pages are full.` : " The cost of a page grows with the tasks the client has, not with the page size (see the CPU per request of each row)."}`,
             }),
       },
     ],
