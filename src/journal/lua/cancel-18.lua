@@ -20,6 +20,7 @@
            -1 no such task for this client; -2 not cancelable (completed, failed or rejected)
 ]]
 -- @include "clock"
+-- @include "task-states"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
@@ -34,7 +35,7 @@ local rev = tonumber(task[3])
 if state == 'TASK_STATE_CANCELED' then
   return {0, rev}
 end
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_REJECTED' then
+if TERMINAL[state] then
   return -2
 end
 local run = redis.call('HMGET', KEYS[2], 'state', 'id')

@@ -33,6 +33,7 @@
            run is leased by a live owner
 ]]
 -- @include "clock"
+-- @include "task-states"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-index"
@@ -43,8 +44,7 @@ if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
 local state = task[1]
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-    or state == 'TASK_STATE_REJECTED' then
+if TERMINAL[state] then
   return -2
 end
 -- a finished run keeps only its state, token and tries (see task-endings), so its id is looked at after the task's

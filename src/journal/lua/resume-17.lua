@@ -32,6 +32,7 @@
            -12 the message's contextId is not the task's
 ]]
 -- @include "clock"
+-- @include "task-states"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
@@ -59,11 +60,10 @@ if ARGV[18] ~= task[6] then
   return -12
 end
 local state = task[2]
-if state == 'TASK_STATE_COMPLETED' or state == 'TASK_STATE_FAILED' or state == 'TASK_STATE_CANCELED'
-    or state == 'TASK_STATE_REJECTED' then
+if TERMINAL[state] then
   return -7
 end
-if state ~= 'TASK_STATE_INPUT_REQUIRED' and state ~= 'TASK_STATE_AUTH_REQUIRED' then
+if not INTERRUPTED[state] then
   return -8
 end
 

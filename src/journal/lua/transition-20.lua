@@ -44,6 +44,7 @@
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
 -- @include "clock"
+-- @include "task-states"
 -- @include "stored-bytes"
 -- @include "push-outbox"
 -- @include "task-endings"
@@ -55,10 +56,6 @@ if not run[1] or not task[1] then
   return -1
 end
 
-local TERMINAL = {
-  TASK_STATE_COMPLETED = true, TASK_STATE_FAILED = true, TASK_STATE_CANCELED = true, TASK_STATE_REJECTED = true,
-}
-local INTERRUPTED = { TASK_STATE_INPUT_REQUIRED = true, TASK_STATE_AUTH_REQUIRED = true }
 local from = task[1]
 local to = from
 local artifactCount = tonumber(ARGV[14])
