@@ -185,7 +185,8 @@ describe("status", () => {
   }, 30_000);
 
   test("only sweep ticks: a sweep counts as a live worker", async () => {
-    const inst = await fresh();
+    // The tick's heartbeat must outlive the three CLI runs after it, however slowly a loaded machine starts them.
+    const inst = await fresh({ A2A_WORKER_LIVENESS_SECONDS: "120" });
     expect((await runCli(inst, ["status"])).code).toBe(2);
     expect((await runCli(inst, ["sweep", "--once"])).code).toBe(0);
     const status = await runCli(inst, ["status", "--json"]);
