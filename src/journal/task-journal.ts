@@ -113,8 +113,34 @@ export interface ListPage {
   totalSize: number;
 }
 
-const STORE_ERRORS =
-  /OOM|READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|Connection|ECONNREFUSED|ECONNRESET|ETIMEDOUT|max retries|Stream isn't writeable|closed/i;
+/**
+ * Redis full, read-only, loading, unreachable, or a Cluster moving its slots: MOVED, ASK and TRYAGAIN reach the caller
+ * when ioredis does not follow them (an auto-pipelined batch whose commands were redirected to different slots is not
+ * retried), and a cluster whose slot map is being refreshed after a failover answers with the other messages.
+ */
+const STORE_ERRORS = new RegExp(
+  [
+    "OOM",
+    "READONLY",
+    "LOADING",
+    "MASTERDOWN",
+    "CLUSTERDOWN",
+    "^MOVED \\d",
+    "^ASK \\d",
+    "^TRYAGAIN",
+    "Failed to refresh slots cache",
+    "None of startup nodes is available",
+    "Cluster isn't ready",
+    "Connection",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "max retries",
+    "Stream isn't writeable",
+    "closed",
+  ].join("|"),
+  "i",
+);
 
 /** One id generator per process: `ulid()` would look for a random source on every call. */
 const ulid = monotonicFactory();

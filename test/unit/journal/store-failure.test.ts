@@ -1,11 +1,11 @@
-// storeFailure: Redis being full, read-only, loading or unreachable becomes STORE_UNAVAILABLE (nothing was accepted);
-// every other error propagates unchanged.
+// storeFailure: Redis being full, read-only, loading, unreachable or failing over becomes STORE_UNAVAILABLE (nothing was
+// accepted); every other error propagates unchanged.
 import { describe, expect, test } from "bun:test";
 import { storeFailure } from "../../../src/journal/index.ts";
 import { InvalidParamsError, StoreUnavailableError } from "../../../src/protocol/index.ts";
 
 describe("storeFailure", () => {
-  test("a full, read-only, loading or unreachable Redis becomes STORE_UNAVAILABLE with the cause kept", () => {
+  test("a full, read-only, loading, unreachable or failing-over Redis becomes STORE_UNAVAILABLE with the cause kept", () => {
     for (const text of [
       "OOM command not allowed when used memory > 'maxmemory'.",
       "READONLY You can't write against a read only replica.",
@@ -13,6 +13,12 @@ describe("storeFailure", () => {
       "connect ECONNREFUSED 127.0.0.1:6379",
       "Connection is closed.",
       "Reached the max retries per request limit (which is 1).",
+      // A Cluster failing over: redirections ioredis did not follow (an auto-pipelined batch over several slots)
+      "MOVED 6721 127.0.0.1:20437",
+      "ASK 6721 127.0.0.1:20437",
+      "TRYAGAIN Multiple keys request during rehashing of slot",
+      "CLUSTERDOWN The cluster is down",
+      "Failed to refresh slots cache.",
     ]) {
       const cause = new Error(text);
       let thrown: unknown;
@@ -31,5 +37,7 @@ describe("storeFailure", () => {
     const other = new InvalidParamsError("bad");
     expect(() => storeFailure(other)).toThrow(other);
     expect(() => storeFailure(new Error("ERR wrong number of arguments"))).toThrow("ERR wrong number of arguments");
+    // A word of a redirection inside another message is not one.
+    expect(() => storeFailure(new Error("ERR the task MOVED 3 times"))).toThrow("ERR the task MOVED 3 times");
   });
 });
