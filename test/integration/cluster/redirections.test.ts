@@ -58,15 +58,7 @@ test("regression: a batch redirected to two slots fails each command with MOVED,
     expect(failures.map((error) => error.message)).toEqual(
       keys.map((key) => expect.stringMatching(new RegExp(`^MOVED ${calculateSlot(key)} `))),
     );
-    for (const error of failures) {
-      let thrown: unknown;
-      try {
-        storeFailure(error);
-      } catch (mapped) {
-        thrown = mapped;
-      }
-      expect(thrown).toBeInstanceOf(StoreUnavailableError);
-    }
+    for (const error of failures) expect(() => storeFailure(error)).toThrow(StoreUnavailableError);
   } finally {
     redis.disconnect();
   }
