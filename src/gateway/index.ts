@@ -22,7 +22,14 @@ export { matchRoute, type RestRoute } from "./bindings/rest-routes.ts";
 export { type EventSink, SseEventSink, type SseFraming } from "./event-sink.ts";
 export { type GatewayContext, type ProfileRuntime, profileRuntimes } from "./gateway-context.ts";
 export { healthz, type Readiness, readyz, type ShardReadiness } from "./health.ts";
-export { JournalTail, type JournalTailOptions, type TaskFollower, type WaitOutcome } from "./journal-tail.ts";
+export {
+  JournalTail,
+  type JournalTailOptions,
+  type KnownTask,
+  type TailMark,
+  type TaskFollower,
+  type WaitOutcome,
+} from "./journal-tail.ts";
 export {
   admit,
   checkVersion,

@@ -31,6 +31,25 @@ export interface TaskFollower {
   onSnapshot(snapshot: Snapshot | undefined): void;
 }
 
+/**
+ * Where the tail stood before a request sent a write that creates a task (taken with `mark()`): with the write's reply,
+ * it tells `waitUntil` whether a notice of the task may have come before its follower did.
+ */
+export interface TailMark {
+  readonly seq: number;
+  readonly connection: number;
+}
+
+/**
+ * A task as the request's own write left it (the accept script's reply: revision 1, SUBMITTED), and the mark taken
+ * before that write. A wait that knows it needs no first read: a later change has a notice, and a notice that came
+ * before the follower is in the tail's recent notices.
+ */
+export interface KnownTask {
+  readonly record: TaskRecord;
+  readonly mark: TailMark;
+}
+
 export type WaitOutcome =
   | { kind: "met"; snapshot: Snapshot }
   | { kind: "gone" }
@@ -55,6 +74,17 @@ export interface JournalTailOptions {
 /** The first retry of a failed read (ms); it doubles up to READ_RETRY_MAX_MS while reads fail. */
 const READ_RETRY_MS = 25;
 const READ_RETRY_MAX_MS = 1000;
+/**
+ * Notices of tasks nobody follows here, kept (newest per task) for a wait that starts after its task's write: how many.
+ * Past it the oldest go, and a wait whose mark is older than what went reads the task as if it knew nothing.
+ */
+const RECENT_NOTICES = 16_384;
+
+interface RecentNotice {
+  readonly state: TaskState | undefined;
+  readonly rev: number;
+  readonly seq: number;
+}
 
 interface Followed {
   readonly clientId: string;
@@ -83,6 +113,12 @@ export class JournalTail {
   private safetyTimer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private missed = 0;
+  /** taskId → the newest notice of a task nobody here follows, oldest first (see RECENT_NOTICES). */
+  private readonly recent = new Map<string, RecentNotice>();
+  /** Notices kept in `recent` so far; the `seq` of the last one evicted from it; subscriber reconnects so far. */
+  private seq = 0;
+  private evictedSeq = 0;
+  private connection = 0;
 
   constructor(private readonly options: JournalTailOptions) {}
 
@@ -99,7 +135,10 @@ export class JournalTail {
     let ready = false;
     subscriber.on("ready", () => {
       // After a reconnect ioredis subscribes again; notices sent in between are recovered by re-reading.
-      if (ready) this.recheckAll();
+      if (ready) {
+        this.connection += 1;
+        this.recheckAll();
+      }
       ready = true;
     });
     await subscribeWhenReady(subscriber, keys.eventsChannel());
@@ -109,8 +148,17 @@ export class JournalTail {
     logger.debug({ channel: keys.eventsChannel() }, "journal tail subscribed");
   }
 
-  /** Registers a follower, then reads the task once: a change after registration is never missed. */
-  follow(follower: TaskFollower): () => void {
+  /** Where the tail stands now: take it before sending the write whose reply becomes a `KnownTask`. */
+  mark(): TailMark {
+    return { seq: this.seq, connection: this.connection };
+  }
+
+  /**
+   * Registers a follower, then reads the task once: a change after registration is never missed. With `known` (the
+   * follower's own write's reply, when nobody here follows the task yet) the first read is skipped unless a notice
+   * newer than it came in between, or the tail cannot tell (a reconnect, or more notices than it keeps).
+   */
+  follow(follower: TaskFollower, known?: KnownTask): () => void {
     let byClient = this.tasks.get(follower.taskId);
     if (!byClient) {
       byClient = new Map();
@@ -130,8 +178,10 @@ export class JournalTail {
       };
       byClient.set(follower.clientId, followed);
     }
+    const fresh = followed.followers.size === 0 && followed.lastRev < 0;
     followed.followers.add(follower);
-    this.refresh(followed);
+    if (fresh && known && this.trusts(known.mark)) this.startFrom(followed, known.record.rev);
+    else this.refresh(followed);
     const entry = followed;
     return () => {
       entry.followers.delete(follower);
@@ -151,7 +201,13 @@ export class JournalTail {
     clientId: string,
     taskId: string,
     condition: (record: TaskRecord) => boolean,
-    options: { timeoutMs: number; signal?: AbortSignal | undefined; states?: ReadonlySet<TaskState> },
+    options: {
+      timeoutMs: number;
+      signal?: AbortSignal | undefined;
+      states?: ReadonlySet<TaskState>;
+      /** The task as the request's own write left it (see `KnownTask`): no first read unless it could have missed news. */
+      known?: KnownTask | undefined;
+    },
   ): Promise<WaitOutcome> {
     if (this.stopped) return Promise.resolve({ kind: "stopped" });
     const { signal } = options;
@@ -172,15 +228,20 @@ export class JournalTail {
       const timer = setTimeout(() => finish({ kind: "timeout" }), Math.max(0, options.timeoutMs));
       signal?.addEventListener("abort", onAbort, { once: true });
       this.stoppers.add(onStop);
-      const unfollow = this.follow({
-        clientId,
-        taskId,
-        ...(options.states ? { states: options.states } : {}),
-        onSnapshot: (snapshot) => {
-          if (!snapshot) finish({ kind: "gone" });
-          else if (condition(snapshot.record)) finish({ kind: "met", snapshot });
+      // a known task that meets the condition already is read like any other, for its snapshot
+      const known = options.known && !condition(options.known.record) ? options.known : undefined;
+      const unfollow = this.follow(
+        {
+          clientId,
+          taskId,
+          ...(options.states ? { states: options.states } : {}),
+          onSnapshot: (snapshot) => {
+            if (!snapshot) finish({ kind: "gone" });
+            else if (condition(snapshot.record)) finish({ kind: "met", snapshot });
+          },
         },
-      });
+        known,
+      );
     });
   }
 
@@ -200,6 +261,7 @@ export class JournalTail {
     if (this.safetyTimer !== undefined) clearInterval(this.safetyTimer);
     for (const stop of [...this.stoppers]) stop();
     this.tasks.clear();
+    this.recent.clear();
     await this.options.subscriber.unsubscribe().catch(() => {});
   }
 
@@ -209,8 +271,11 @@ export class JournalTail {
    */
   private notice(taskId: string, state: TaskState | undefined, rev: number | undefined): void {
     const byClient = this.tasks.get(taskId);
-    if (!byClient) return;
     const known = rev !== undefined && Number.isFinite(rev);
+    if (!byClient) {
+      if (known) this.remember(taskId, state, rev);
+      return;
+    }
     for (const followed of byClient.values()) {
       if (known) {
         if (rev <= followed.lastRev) continue;
@@ -219,6 +284,37 @@ export class JournalTail {
       if (state !== undefined && !wants(followed, state)) continue;
       this.refresh(followed);
     }
+  }
+
+  /** Keeps the newest notice of a task nobody here follows, for a wait that starts after the task's write. */
+  private remember(taskId: string, state: TaskState | undefined, rev: number): void {
+    const before = this.recent.get(taskId);
+    if (before && before.rev >= rev) return;
+    this.seq += 1;
+    // re-inserted, so that the map stays in `seq` order and the first entry is the oldest
+    this.recent.delete(taskId);
+    this.recent.set(taskId, { state, rev, seq: this.seq });
+    if (this.recent.size > RECENT_NOTICES) {
+      const [oldestId, oldest] = this.recent.entries().next().value as [string, RecentNotice];
+      this.recent.delete(oldestId);
+      this.evictedSeq = oldest.seq;
+    }
+  }
+
+  /** Whether every notice since `mark` is still known: no reconnect, and nothing newer than it evicted. */
+  private trusts(mark: TailMark): boolean {
+    return mark.connection === this.connection && this.evictedSeq <= mark.seq;
+  }
+
+  /** A task known at `rev` from the follower's own write: read only for a notice since, as `notice` would. */
+  private startFrom(followed: Followed, rev: number): void {
+    followed.lastRev = rev;
+    followed.noticedRev = rev;
+    const news = this.recent.get(followed.taskId);
+    this.recent.delete(followed.taskId);
+    if (!news || news.rev <= rev) return;
+    followed.noticedRev = news.rev;
+    if (news.state === undefined || wants(followed, news.state)) this.refresh(followed);
   }
 
   /** Reads the task and hands the snapshot to its followers; a notice during the read causes one more read. */

@@ -136,11 +136,14 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
   }
   try {
     stopIfTimedOut(call);
-    const { taskId } = await store(call, input);
+    // taken before the write: with the task the accept script returns, the wait needs no first read of it
+    const mark = tail.mark();
+    const { taskId, record } = await store(call, input);
+    const known = record && input.message.taskId === undefined ? { record, mark } : undefined;
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
     const outcome = await traceWait(call.span, taskId, () =>
-      tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal, states: SETTLED_STATES }),
+      tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal, states: SETTLED_STATES, known }),
     );
     context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };

@@ -2,13 +2,13 @@
 // end it (WORKING progress costs no read; COMPLETED does), a revision the followers have seen costs no read, and under
 // load every wait ends on its own notice (no safety check needed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { JournalTail } from "../../../src/gateway/index.ts";
+import { JournalTail, type KnownTask } from "../../../src/gateway/index.ts";
 import { type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
 import { INTERRUPTED_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
-import { type JournalFixture, journalFixture } from "../../support/journal.ts";
+import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { acceptTask, claimTask, liveClient, move } from "../journal/helpers.ts";
+import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE } from "../journal/helpers.ts";
 
 class CountingJournal extends TaskJournal {
   reads = 0;
@@ -130,5 +130,83 @@ test("under load every blocking wait ends on its own notice, with one read for t
   // the first read of each wait, and at most one more per task for its end (none when the first read saw it)
   expect(journal.reads).toBeLessThanOrEqual(2 * count);
   expect(tail.followedTasks).toBe(0);
+  await tail.stop();
+});
+
+/** Accepts a task as SendMessage does: the tail's mark taken before the write, the task from the script's reply. */
+async function acceptKnown(tail: JournalTail, clientId: string): Promise<{ task: AcceptedTask; known: KnownTask }> {
+  const mark = tail.mark();
+  const accepted = await f.journal.accept({ clientId, profile: PROFILE, profileQuota: 0, message: userMessage("hi") });
+  if (!accepted.record) throw new Error("the accept script created no task");
+  const task = { clientId, taskId: accepted.taskId, contextId: accepted.record.contextId };
+  return { task, known: { record: accepted.record, mark } };
+}
+
+/** Completes `task` and resolves once the tail has handled its notice (a later notice on the same channel was read). */
+async function completeAndSettle(tail: JournalTail, task: AcceptedTask): Promise<void> {
+  const barrier = await acceptTask(f, task.clientId);
+  const barrierWait = tail.waitUntil(task.clientId, barrier.taskId, (record) => SETTLED.has(record.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+  });
+  const claim = await claimTask(f, task);
+  await move(f, claim, task, "TASK_STATE_COMPLETED");
+  // notices leave on one connection and arrive in order: once the barrier's is read, the task's was handled
+  await move(f, await claimTask(f, barrier), barrier, "TASK_STATE_COMPLETED");
+  expect((await barrierWait).kind).toBe("met");
+}
+
+test("a wait that knows its task from its own accept reads it only for the state that ends it", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const { task, known } = await acceptKnown(tail, clientId);
+  const waiting = tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    known,
+  });
+  const claim = await claimTask(f, task);
+  await move(f, claim, task, "TASK_STATE_WORKING");
+  await move(f, claim, task, "TASK_STATE_COMPLETED");
+  const outcome = await waiting;
+  expect(outcome.kind).toBe("met");
+  if (outcome.kind === "met") expect(outcome.snapshot.record.state).toBe("TASK_STATE_COMPLETED");
+  expect(journal.reads).toBe(1);
+  await tail.stop();
+});
+
+test("a task that ends between its accept and the start of its wait is not missed (no safety check runs)", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const { task, known } = await acceptKnown(tail, clientId);
+  await completeAndSettle(tail, task);
+  const readsBefore = journal.reads;
+  const outcome = await tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    known,
+  });
+  expect(outcome.kind).toBe("met");
+  expect(journal.reads).toBe(readsBefore + 1);
+  await tail.stop();
+});
+
+test("a wait whose notices the tail may have dropped (more than it keeps) reads its task first", async () => {
+  const { tail } = await startTail();
+  const clientId = await liveClient(f);
+  const { task, known } = await acceptKnown(tail, clientId);
+  const claim = await claimTask(f, task);
+  await move(f, claim, task, "TASK_STATE_COMPLETED");
+  // more notices of other tasks than the tail keeps push this task's out
+  const flood = f.redis.pipeline();
+  for (let i = 0; i < 20_000; i++) flood.publish(f.keys.eventsChannel(), `flood-${i} TASK_STATE_WORKING 2`);
+  await flood.exec();
+  await completeAndSettle(tail, (await acceptKnown(tail, clientId)).task);
+  const outcome = await tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    known,
+  });
+  expect(outcome.kind).toBe("met");
   await tail.stop();
 });
