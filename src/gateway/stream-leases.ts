@@ -1,6 +1,7 @@
 // The leases of this process's SSE streams: one member per stream in the installation's set and in its client's and
 // task's sets (in the client's shard), renewed by one process-wide timer, so a gateway that dies leaks them for one
-// TTL at most. Acquiring takes the installation lease, then the shard leases, and gives back what it took on refusal.
+// TTL at most. Acquiring takes the installation lease, then the shard leases, and gives back what it took on refusal
+// (a new task's stream on one node takes the installation's and the client's leases in one script).
 
 import { type CapacityLeases, type KeySpace, storeFailure } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
@@ -51,6 +52,15 @@ export class StreamLeases {
   async acquire(requestId: string, clientId: string, taskId: string | undefined): Promise<StreamLease> {
     const { leases, keys, ttlMs, limits } = this.options;
     const lease: StreamLease = { member: `${this.options.gatewayId}:${requestId}`, clientId, taskId: undefined };
+    if (taskId === undefined && leases.pairsAcrossSlots) {
+      // a new task's stream on one node: the installation's lease and the client's in one script, both or neither
+      const sets = { first: keys.streams(), second: keys.clientStreams(keys.shardOf(clientId), clientId) };
+      const max = { first: limits.perInstallation, second: limits.perClient };
+      const held = await leases.acquirePair(sets, lease.member, ttlMs, max).catch(storeFailure);
+      if (held === "firstFull") throw this.refusal("perInstallation");
+      if (held === "secondFull") throw this.refusal("perClient");
+      return this.hold(lease);
+    }
     const installed = await leases
       .acquire(keys.streams(), lease.member, ttlMs, limits.perInstallation)
       .catch(storeFailure);
@@ -67,6 +77,10 @@ export class StreamLeases {
       await this.removeAll(lease, taskId);
       throw error;
     }
+    return this.hold(lease);
+  }
+
+  private hold(lease: StreamLease): StreamLease {
     this.held.add(lease);
     this.timer ??= setInterval(() => this.renewSlice(), RENEW_TICK_MS);
     return lease;

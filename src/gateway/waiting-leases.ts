@@ -35,11 +35,33 @@ export class WaitingLeases {
     return `${this.options.gatewayId}:${requestId}`;
   }
 
-  /** Takes a waiting slot for a client's request; otherwise says which limit is reached. */
+  /**
+   * Takes a waiting slot for a client's request; otherwise says which limit is reached (the client's share first). On
+   * one node both leases are one script; on a Cluster the two sets live in different slots: the client's lease, then
+   * the installation's, the first given back when the second is refused.
+   */
   async acquire(requestId: string, clientId: string): Promise<WaitingRefusal | undefined> {
-    const { leases, keys, ttlMs, max, maxPerClient } = this.options;
+    const { leases, keys, ttlMs } = this.options;
     const member = this.member(requestId);
     const clientKey = keys.clientWaiting(keys.shardOf(clientId), clientId);
+    const refused = leases.pairsAcrossSlots
+      ? await this.acquireBoth(clientKey, member)
+      : await this.acquireOneByOne(clientKey, member);
+    if (refused) return refused;
+    this.held.set(member, clientKey);
+    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
+    return undefined;
+  }
+
+  private async acquireBoth(clientKey: string, member: string): Promise<WaitingRefusal | undefined> {
+    const { leases, keys, ttlMs, max, maxPerClient } = this.options;
+    const sets = { first: clientKey, second: keys.waiting() };
+    const held = await leases.acquirePair(sets, member, ttlMs, { first: maxPerClient, second: max });
+    return held === "firstFull" ? "client" : held === "secondFull" ? "installation" : undefined;
+  }
+
+  private async acquireOneByOne(clientKey: string, member: string): Promise<WaitingRefusal | undefined> {
+    const { leases, keys, ttlMs, max, maxPerClient } = this.options;
     if (!(await leases.acquire(clientKey, member, ttlMs, maxPerClient))) return "client";
     let installed = false;
     try {
@@ -47,10 +69,7 @@ export class WaitingLeases {
     } finally {
       if (!installed) await this.releaseQuietly(clientKey, member);
     }
-    if (!installed) return "installation";
-    this.held.set(member, clientKey);
-    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
-    return undefined;
+    return installed ? undefined : "installation";
   }
 
   /** Gives a slot back. Never throws: a lease that cannot be removed lapses after its TTL. */

@@ -1,7 +1,8 @@
 // Capacity leases shared by every gateway: a sorted set per limit, scored by expiry, so a dead gateway's leases
 // lapse after their TTL and never hold capacity.
 import { LEASE } from "./lua/lease.ts";
-import { STREAM_LEASE } from "./lua/stream-lease.ts";
+import { LEASE_PAIR } from "./lua/lease-pair.ts";
+import { isCluster } from "./redis-connection.ts";
 import type { RedisLike } from "./scripts.ts";
 
 export class CapacityLeases {
@@ -13,8 +14,29 @@ export class CapacityLeases {
   }
 
   /**
-   * Takes (or renews) one stream's `member` in its task's and its client's lease sets, both or neither, each against
-   * its maximum (0 = none); the answer names the set that was full.
+   * Whether one script may take leases in two sets of different hash slots: on one node (alone or under Sentinel), not
+   * on a Cluster, whose scripts run in one slot.
+   */
+  get pairsAcrossSlots(): boolean {
+    return !isCluster(this.redis);
+  }
+
+  /**
+   * Takes (or renews) `member` in both sets or in neither, each against its maximum (0 = none), in one script; the
+   * answer names the set that was full. The sets share a slot, or `pairsAcrossSlots` holds.
+   */
+  async acquirePair(
+    sets: { first: string; second: string },
+    member: string,
+    ttlMs: number,
+    max: { first: number; second: number },
+  ): Promise<"held" | "firstFull" | "secondFull"> {
+    return await LEASE_PAIR.run(this.redis, sets, { member, ttlMs, maxFirst: max.first, maxSecond: max.second });
+  }
+
+  /**
+   * Takes (or renews) one stream's `member` in its task's and its client's lease sets (one shard), both or neither,
+   * each against its maximum (0 = none); the answer names the set that was full.
    */
   async acquireStream(
     sets: { taskStreams: string; clientStreams: string },
@@ -22,12 +44,9 @@ export class CapacityLeases {
     ttlMs: number,
     max: { perTask: number; perClient: number },
   ): Promise<"held" | "taskFull" | "clientFull"> {
-    return await STREAM_LEASE.run(this.redis, sets, {
-      member,
-      ttlMs,
-      maxPerTask: max.perTask,
-      maxPerClient: max.perClient,
-    });
+    const pair = { first: sets.taskStreams, second: sets.clientStreams };
+    const held = await this.acquirePair(pair, member, ttlMs, { first: max.perTask, second: max.perClient });
+    return held === "firstFull" ? "taskFull" : held === "secondFull" ? "clientFull" : held;
   }
 
   async release(key: string, member: string): Promise<void> {

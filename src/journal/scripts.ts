@@ -24,7 +24,7 @@ const SCRIPT_FILES = {
   snapshot: "snapshot-3.lua",
   heartbeat: "heartbeat-1.lua",
   lease: "lease-1.lua",
-  streamLease: "streamLease-2.lua",
+  leasePair: "leasePair-2.lua",
   pushClaim: "pushClaim-1.lua",
   pushSettle: "pushSettle-4.lua",
   pushConfig: "pushConfig-4.lua",

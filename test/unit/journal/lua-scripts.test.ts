@@ -17,7 +17,7 @@ const WRITES = new RegExp(`redis\\.call\\('(${WRITE_COMMANDS})'`);
 /** The lease scripts drop expired leases before refusing; their headers document that one exception. */
 const CLEANUP_BEFORE_REFUSAL: Record<string, string> = {
   "lease-1.lua": "ZREMRANGEBYSCORE",
-  "streamLease-2.lua": "ZREMRANGEBYSCORE",
+  "leasePair-2.lua": "ZREMRANGEBYSCORE",
 };
 
 interface IncludedFunction {

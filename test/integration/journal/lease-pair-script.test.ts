@@ -1,7 +1,8 @@
-// The streamLease-2 script against a real Redis: both shard leases or neither, each documented return, renewal of a
-// held member at the limit, expired leases (a dead gateway's) dropped before counting, and sets that outlive leases.
+// The leasePair-2 script against a real Redis, as a stream's task and client sets use it: both leases or neither, each
+// documented return, renewal of a held member at the limit, expired leases (a dead gateway's) dropped before
+// counting, and sets that outlive leases.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { STREAM_LEASE } from "../../../src/journal/lua/stream-lease.ts";
+import { LEASE_PAIR } from "../../../src/journal/lua/lease-pair.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 
@@ -21,10 +22,10 @@ const taskSet = (task: string) => f.keys.taskStreams(0, task);
 const clientSet = (client: string) => f.keys.clientStreams(0, client);
 
 function lease(task: string, client: string, member: string, ttlMs: number, maxTask: number, maxClient: number) {
-  return STREAM_LEASE.run(
+  return LEASE_PAIR.run(
     f.redis,
-    { taskStreams: taskSet(task), clientStreams: clientSet(client) },
-    { member, ttlMs, maxPerTask: maxTask, maxPerClient: maxClient },
+    { first: taskSet(task), second: clientSet(client) },
+    { member, ttlMs, maxFirst: maxTask, maxSecond: maxClient },
   );
 }
 
@@ -42,14 +43,14 @@ test("1: both leases are taken, with TTLs on both sets; a held member is renewed
 
 test("-1: the task is at its maximum; neither set is written", async () => {
   expect(await lease("T2", "C2", "g:1", 10_000, 1, 5)).toBe("held");
-  expect(await lease("T2", "C3", "g:2", 10_000, 1, 5)).toBe("taskFull");
+  expect(await lease("T2", "C3", "g:2", 10_000, 1, 5)).toBe("firstFull");
   expect(await f.redis.zrange(taskSet("T2"), 0, -1)).toEqual(["g:1"]);
   expect(await f.redis.exists(clientSet("C3"))).toBe(0);
 });
 
 test("-2: the client is at its maximum; neither set is written", async () => {
   expect(await lease("T3", "C4", "g:1", 10_000, 5, 1)).toBe("held");
-  expect(await lease("T4", "C4", "g:2", 10_000, 5, 1)).toBe("clientFull");
+  expect(await lease("T4", "C4", "g:2", 10_000, 5, 1)).toBe("secondFull");
   expect(await f.redis.exists(taskSet("T4"))).toBe(0);
   expect(await f.redis.zrange(clientSet("C4"), 0, -1)).toEqual(["g:1"]);
 });
