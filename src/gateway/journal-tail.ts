@@ -160,6 +160,8 @@ export class JournalTail {
    */
   follow(follower: TaskFollower, known?: KnownTask): () => void {
     let byClient = this.tasks.get(follower.taskId);
+    // only a task nobody here followed has its notices in `recent` (the others' go to their followers)
+    const fromKnown = known !== undefined && byClient === undefined && this.trusts(known.mark);
     if (!byClient) {
       byClient = new Map();
       this.tasks.set(follower.taskId, byClient);
@@ -178,9 +180,8 @@ export class JournalTail {
       };
       byClient.set(follower.clientId, followed);
     }
-    const fresh = followed.followers.size === 0 && followed.lastRev < 0;
     followed.followers.add(follower);
-    if (fresh && known && this.trusts(known.mark)) this.startFrom(followed, known.record.rev);
+    if (fromKnown) this.startFrom(followed, known.record.rev);
     else this.refresh(followed);
     const entry = followed;
     return () => {
