@@ -27,6 +27,8 @@ const BIG = 1_000_000;
 const ONE_RUN_OUTPUT = 2 * BIG + 64 * 1024;
 /** Allocator size classes for megabyte values, buffers of calls in flight, keys and indexes (docs/operations.md). */
 const OVERHEAD = (BUDGET + ONE_RUN_OUTPUT) / 4 + 8 * MiB;
+/** What one of the victim's finished echo tasks holds in Redis, generously (~2 KiB measured, docs/benchmarks.md). */
+const VICTIM_TASK_BYTES = 4 * 1024;
 const MAX_INTERRUPTED = 10;
 const STREAM_BUFFERS_MAX = 8 * MiB;
 /** How long each attack runs while the victim measures. */
@@ -163,7 +165,9 @@ async function during(
 }
 
 test("one key attacks in every known way; another client's p99 stays near idle, no process exits, Redis stays in budget", async () => {
-  const victimClient = await inst.client();
+  // The victim has no storage limit of its own: on a fast machine its echoes would otherwise fill the budget that
+  // A2A_CLIENTS_MAX_STORED_BYTES sets for every client, and it would be refused for its own tasks, not the attacker's.
+  const victimClient = await inst.client(0, { maxStoredBytes: 0 });
   const own = await rpc(
     gateway.url,
     "SendMessage",
@@ -332,6 +336,9 @@ test("one key attacks in every known way; another client's p99 stays near idle, 
     const worst = Math.max(...Object.values(byPhase).map((entry) => entry.p99));
     const factor = Math.round((worst / Math.max(idle.p99, 1)) * 10) / 10;
     const memoryGrowth = peakMemory - memoryBefore;
+    // The victim's tasks accepted while Redis was being filled count too (its blocking echoes, every other request).
+    const victimTasksWhileFilling = Math.ceil((byPhase["fill redis"]?.n ?? 0) / 2);
+    const memoryBound = BUDGET + ONE_RUN_OUTPUT + OVERHEAD + victimTasksWhileFilling * VICTIM_TASK_BYTES;
     figures("hostile-tenants", {
       attacks,
       victim: byPhase,
@@ -339,7 +346,7 @@ test("one key attacks in every known way; another client's p99 stays near idle, 
       worstP99Ms: worst,
       p99Factor: factor,
       redisGrowthBytes: memoryGrowth,
-      redisBoundBytes: BUDGET + ONE_RUN_OUTPUT + OVERHEAD,
+      redisBoundBytes: memoryBound,
       interruptedParked: interrupted,
       gatewayRssMb: { start: gatewayRssStart, peak: gatewayRssPeak },
       revokedStreamsClosedMs: closedInMs,
@@ -348,7 +355,7 @@ test("one key attacks in every known way; another client's p99 stays near idle, 
     for (const entry of Object.values(byPhase)) expect(entry.failed).toEqual([]);
     // Generous for a busy 2-core machine (RELIABILITY.md has the measured factor): the point is "no freeze, no outage".
     expect(worst).toBeLessThan(Math.max(idle.p99 * 20, 2000));
-    expect(memoryGrowth).toBeLessThanOrEqual(BUDGET + ONE_RUN_OUTPUT + OVERHEAD);
+    expect(memoryGrowth).toBeLessThanOrEqual(memoryBound);
     // Loose on purpose: the peak includes garbage not yet collected (each stream's snapshot is read, parsed and framed);
     // before the caps, 64 stalled readers took a gateway from 75 to 390 MB.
     expect(gatewayRssPeak - gatewayRssStart).toBeLessThan(256);

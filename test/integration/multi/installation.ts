@@ -6,7 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Config, loadConfig } from "../../../src/config/index.ts";
-import { ClientRegistry, createRedis, KeySpace, type RedisLike } from "../../../src/journal/index.ts";
+import {
+  type ClientLimits,
+  ClientRegistry,
+  createRedis,
+  KeySpace,
+  type RedisLike,
+} from "../../../src/journal/index.ts";
 import { testPrefix } from "../../support/redis.ts";
 import { waitFor } from "../actors/harness.ts";
 import { rpc } from "../gateway/harness.ts";
@@ -67,8 +73,8 @@ export interface Installation {
   readonly keys: KeySpace;
   /** The test's own connection, of the same kind as the processes' (a cluster client when `cluster` is set). */
   readonly redis: RedisLike;
-  /** A new client record: its id and API key. */
-  client(limit?: number): Promise<{ id: string; key: string }>;
+  /** A new client record: its id and API key; `limits` are its own values of the per-client limits (0 = none). */
+  client(limit?: number, limits?: ClientLimits): Promise<{ id: string; key: string }>;
   /** `a2a-runtime gateway --port <port>` (0, a free one, by default); resolves with its URL once it listens. */
   gateway(runtime?: Runtime, port?: number): Promise<Running & { url: string }>;
   /** `a2a-runtime work --actors N [args]`; resolves once every actor has started consuming. */
@@ -162,8 +168,8 @@ export async function installation(options: InstallationOptions): Promise<Instal
     config,
     keys,
     redis,
-    async client(limit = 0) {
-      const { record, apiKey } = await registry.add({ name: "multi", limit });
+    async client(limit = 0, limits = {}) {
+      const { record, apiKey } = await registry.add({ name: "multi", limit, ...limits });
       return { id: record.id, key: apiKey };
     },
     async gateway(runtime = "bun", port = 0) {
