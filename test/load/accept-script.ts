@@ -5,7 +5,8 @@ import { spawnSync } from "node:child_process";
 import { Redis } from "ioredis";
 import { ClientRegistry, KeySpace, RunLedger, scriptSource, TaskJournal } from "../../src/journal/index.ts";
 import { ACCEPT } from "../../src/journal/lua/accept.ts";
-import { startRedis, testPrefix } from "../support/redis.ts";
+import { startRedis } from "../support/redis.ts";
+import { benchPrefix } from "./installation.ts";
 import { rateOnly, type Summary, summarize } from "./stats.ts";
 
 export interface CeilingResult {
@@ -35,7 +36,7 @@ function parseCsv(stdout: string): { rps: number; p50: number; p95: number; p99:
 export async function acceptScriptCeiling(url: string, clients: number, requests: number): Promise<CeilingResult> {
   const admin = new Redis(url);
   try {
-    const keys = new KeySpace(testPrefix(), 1);
+    const keys = new KeySpace(benchPrefix(), 1);
     const clientId = await seed(admin, keys);
     const sha = String(await admin.script("LOAD", scriptSource("accept")));
     const id = "T__rand_int__";
@@ -114,7 +115,7 @@ export function setBaseline(url: string, clients: number, requests: number): num
 /** TaskJournal.accept in this process over `callers` ioredis connections (no HTTP, no gateway). */
 export async function journalAccept(url: string, callers: number, maxAccepts: number, maxSeconds: number) {
   const admin = new Redis(url);
-  const keys = new KeySpace(testPrefix(), 1);
+  const keys = new KeySpace(benchPrefix(), 1);
   const clientId = await seed(admin, keys);
   const connections = Array.from({ length: callers }, () => new Redis(url));
   const settings = { livenessSeconds: 3600, dedupSeconds: 86_400, retryAfterSeconds: 5 };

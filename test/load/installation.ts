@@ -5,8 +5,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ClientRegistry, KeySpace } from "../../src/journal/index.ts";
-import { freePort, testPrefix } from "../support/redis.ts";
+import { freePort } from "../support/redis.ts";
 import { type Child, startChild, waitFor } from "./processes.ts";
+
+let prefixes = 0;
+
+/**
+ * A key prefix as long as the default `a2a:` (plus a counter), unique within the bench run (whose redis-server is its
+ * own): every key a script call carries is as long as in an installation on its defaults.
+ */
+export function benchPrefix(): string {
+  prefixes += 1;
+  return `a2a${prefixes}:`;
+}
 
 export const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
 export const BUN = process.execPath;
@@ -33,7 +44,7 @@ export interface InstallationOptions {
 }
 
 export class Installation {
-  readonly prefix = testPrefix();
+  readonly prefix = benchPrefix();
   readonly keys = new KeySpace(this.prefix, 1);
   readonly redis: Redis;
   readonly env: Record<string, string>;

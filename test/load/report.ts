@@ -110,7 +110,7 @@ export function renderReport(input: ReportInput): string {
     "- Warm-up requests run first and are not counted; every run is bounded in requests and in seconds and stops by itself. Rounds alternate between systems, each round on a freshly started server, and are pooled.",
     "- Peers run in their recommended configuration: the SDK as its README sets it up (DefaultRequestHandler, InMemoryTaskStore, jsonRpcHandler on express, NODE_ENV=production) and, as its durable peers, with its own DatabaseTaskStore as its persistent-stores guide sets it up (PostgreSQL through pg.Pool, SQLite through better-sqlite3; a fresh database per round, migrated by its a2a-db); BullMQ with an ioredis connection (maxRetriesPerRequest null) and bounded removeOnComplete/removeOnFail. Each is measured on Bun and on Node where it loads (better-sqlite3 does not load in Bun); the faster one is the peer of each ratio.",
     "- No system waits for the disk: redis-server keeps nothing on disk, the bench's PostgreSQL runs with fsync, synchronous_commit and full_page_writes off, SQLite with journal_mode=WAL and synchronous=OFF.",
-    "- Our side runs with its defaults except where a scenario says otherwise (e.g. server.maxWaitingRequests raised so that 32 clients may wait).",
+    "- Our side runs with its defaults except where a scenario says otherwise (e.g. server.maxWaitingRequests raised so that 32 clients may wait); each installation's key prefix is as long as the default `a2a:` (`a2a1:`, `a2a2:`, … one per installation), so every key a script call carries is as long as on the defaults.",
     "",
     ...input.sections.map(sectionMarkdown),
     "## Profile findings",
