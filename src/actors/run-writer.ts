@@ -3,6 +3,7 @@
 // and goes in the next step, appends to one artifact merged into one update, so that a streamed answer costs a bounded
 // number of round trips and bytes per byte of text. A write answered "stale" means the lease is lost: nothing more is
 // written.
+import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
 import { applyArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
@@ -99,6 +100,8 @@ export class RunWriter {
   private inFlight: Promise<void> | undefined;
   private backlog = 0;
   private readonly roomWaiters: (() => void)[] = [];
+  /** Whether a pump is due at the end of this turn of the event loop. */
+  private scheduled = false;
   /** Whether the status that ends the leg (terminal or interrupted) acknowledges its queue entry in the same step. */
   ackOnEnd = false;
   /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
@@ -178,12 +181,17 @@ export class RunWriter {
 
   /** Waits for every write asked for so far. */
   async flushed(): Promise<void> {
-    while (this.inFlight || this.pending) await (this.inFlight ?? Promise.resolve()).catch(() => {});
+    while (this.inFlight || this.pending) {
+      if (this.inFlight) await this.inFlight.catch(() => {});
+      else if (this.pending) await this.afterStep(this.pending);
+    }
   }
 
   /**
    * Adds a write to the pending step: after a status change, a new step begins. The step is sent when the one in
-   * flight has landed (a microtask later when none is), so that writes asked for together go together.
+   * flight has landed, or, when none is, once the current turn of the event loop is over (setImmediate): what a handler
+   * asks for in one turn (deltas it emits one after another without waiting for I/O) goes in one step, and the first
+   * token of a streamed answer still leaves before the next I/O callback.
    */
   private add(fill: (pending: Pending) => void): Promise<void> {
     if (this.lostReason !== undefined) return Promise.reject(new LeaseLostError(this.lostReason));
@@ -198,7 +206,13 @@ export class RunWriter {
     fill(pending);
     this.backlog += pending.bytes - before;
     const written = new Promise<void>((resolve, reject) => pending.settle.push({ resolve, reject }));
-    if (!this.inFlight) queueMicrotask(() => this.pump());
+    if (!this.inFlight && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.pump();
+      });
+    }
     return written;
   }
 

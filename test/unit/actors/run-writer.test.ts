@@ -98,6 +98,25 @@ describe("RunWriter", () => {
     expect(writer.artifacts).toEqual([artifact("abcd")]);
   });
 
+  test("deltas a handler awaits one after another in one turn go in one step; one after an I/O wait in its own", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {});
+    const artifact = (t: string) => ({ artifactId: "r", parts: [{ text: t }] });
+    // what JournalSink.text does per delta: ask for the write, then wait for room (which is there at once)
+    for (const [i, t] of ["a", "b", "c"].entries()) {
+      void writer.artifact(artifact(t), i === 0 ? {} : { append: true });
+      await writer.room();
+    }
+    await tick();
+    expect(ledger.steps.map(text)).toEqual([["abc"]]);
+    void writer.artifact(artifact("d"), { append: true });
+    await writer.room();
+    await tick();
+    expect(ledger.steps.map(text)).toEqual([["abc"], ["d"]]);
+    await writer.flushed();
+    expect(writer.artifacts).toEqual([artifact("abcd")]);
+  });
+
   test("a run's end asked with its last chunk is one step: the update, the status and the whole list", async () => {
     const ledger = new StepLedger();
     const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {});
