@@ -1,26 +1,21 @@
 // The process-wide follower of the task journal: ONE subscriber connection on keys.eventsChannel(), followers
-// registered per task, a change answered by one snapshot read on the shared command connection when its notice's state
-// matters to a follower and its revision is new. However many requests wait, the gateway holds two Redis connections.
+// registered per task, a change answered by one read on the shared command connection when its notice's state matters
+// to a follower and its revision is new: of the whole task when a follower needs it, else of its head (revision, state,
+// journal cursor). However many requests wait, the gateway holds two Redis connections.
 
 import {
   type KeySpace,
   type RedisLike,
   type Snapshot,
   subscribeWhenReady,
+  type TaskHead,
   type TaskJournal,
   type TaskRecord,
 } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { TaskState } from "../protocol/index.ts";
 
-/**
- * Something that follows one task. `onSnapshot` gets the task's fresh snapshot after every change notice (a journal
- * append, a subscriber reconnect, the safety tick), or undefined once the task is gone. Calls for one task never
- * overlap and their snapshots never go back in revision (one may repeat), so a follower that keeps a journal cursor
- * can read the entries after it (`TaskJournal.readJournal`) on each call and deliver them in order: that is how a
- * stream consumer builds on this tail.
- */
-export interface TaskFollower {
+interface FollowerOf {
   readonly clientId: string;
   readonly taskId: string;
   /**
@@ -28,8 +23,19 @@ export interface TaskFollower {
    * it, the task is not read (a blocking wait needs no read for WORKING progress). Unset: every change.
    */
   readonly states?: ReadonlySet<TaskState>;
-  onSnapshot(snapshot: Snapshot | undefined): void;
 }
+
+/**
+ * Something that follows one task, after every change notice (a journal append, a subscriber reconnect, the safety
+ * tick): `onSnapshot` gets the task's fresh snapshot, `onHead` only its head (revision, state, journal cursor; the
+ * task is not read whole for it); either gets undefined once the task is gone. Calls for one task never overlap and
+ * never go back in revision (one may repeat), so a follower that keeps a journal cursor can read the entries after it
+ * (`TaskJournal.readJournal`) on each call and deliver them in order: that is how a stream consumer builds on this
+ * tail, from heads, so that a long streamed answer is not read whole at each of its updates.
+ */
+export type TaskFollower = SnapshotFollower | HeadFollower;
+export type SnapshotFollower = FollowerOf & { onSnapshot(snapshot: Snapshot | undefined): void; onHead?: undefined };
+export type HeadFollower = FollowerOf & { onHead(head: TaskHead | undefined): void; onSnapshot?: undefined };
 
 /**
  * Where the tail stood before a request sent a write that creates a task (taken with `mark()`): with the write's reply,
@@ -98,6 +104,11 @@ interface Followed {
   dirty: boolean;
   /** The delay before the next retry of a failed read (ms); 0 while reads succeed. */
   retryMs: number;
+}
+
+/** A snapshot's head. */
+function headOf(snapshot: Snapshot): TaskHead {
+  return { rev: snapshot.record.rev, state: snapshot.record.state, cursor: snapshot.cursor };
 }
 
 /** Whether any follower of a task wants a read after a change to `state`. */
@@ -318,7 +329,10 @@ export class JournalTail {
     if (news.state === undefined || wants(followed, news.state)) this.refresh(followed);
   }
 
-  /** Reads the task and hands the snapshot to its followers; a notice during the read causes one more read. */
+  /**
+   * Reads the task (whole when a follower needs it, else its head) and hands what it read to its followers; a notice
+   * during the read causes one more read.
+   */
   private refresh(followed: Followed): void {
     if (followed.reading) {
       followed.dirty = true;
@@ -332,9 +346,17 @@ export class JournalTail {
     try {
       do {
         followed.dirty = false;
+        const { journal } = this.options;
+        const whole = [...followed.followers].some((follower) => follower.onSnapshot !== undefined);
         let snapshot: Snapshot | undefined;
+        let head: TaskHead | undefined;
         try {
-          snapshot = await this.options.journal.snapshot(followed.clientId, followed.taskId);
+          if (whole) {
+            snapshot = await journal.snapshot(followed.clientId, followed.taskId);
+            head = snapshot && headOf(snapshot);
+          } else {
+            head = await journal.head(followed.clientId, followed.taskId);
+          }
           followed.retryMs = 0;
         } catch (error) {
           // Read again soon (backing off while Redis fails); a waiter's own deadline bounds how long it goes without news.
@@ -342,9 +364,13 @@ export class JournalTail {
           this.retryLater(followed);
           return;
         }
-        if (snapshot && snapshot.record.rev < followed.lastRev) continue;
-        followed.lastRev = snapshot?.record.rev ?? followed.lastRev;
-        for (const follower of [...followed.followers]) follower.onSnapshot(snapshot);
+        if (head && head.rev < followed.lastRev) continue;
+        followed.lastRev = head?.rev ?? followed.lastRev;
+        for (const follower of [...followed.followers]) {
+          if (follower.onHead) follower.onHead(head);
+          // one that joined during a read of the head gets its snapshot from the read its joining asked for
+          else if (whole) follower.onSnapshot(snapshot);
+        }
       } while (followed.dirty && followed.followers.size > 0);
     } finally {
       followed.reading = false;

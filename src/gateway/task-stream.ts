@@ -2,11 +2,11 @@
 // order, each once; it follows the task through the process-wide journal tail and ends at a closing state. It writes
 // to an EventSink that its binding framed (SSE for JSON-RPC and HTTP+JSON); ending releases the stream's leases and its
 // follower at once; it never touches the task.
-import { type JournalEntry, type Snapshot, type TaskViewOptions, toTask } from "../journal/index.ts";
+import { type JournalEntry, type Snapshot, type TaskHead, type TaskViewOptions, toTask } from "../journal/index.ts";
 import { isTerminal, TaskNotFoundError, type TaskState } from "../protocol/index.ts";
 import type { EventSink } from "./event-sink.ts";
 import type { GatewayContext } from "./gateway-context.ts";
-import type { TaskFollower } from "./journal-tail.ts";
+import type { HeadFollower } from "./journal-tail.ts";
 import type { StreamLease } from "./stream-leases.ts";
 
 /** Journal entries read per XRANGE. */
@@ -56,13 +56,14 @@ export interface TaskStreamSource {
   abandon(): void;
 }
 
-class TaskStream implements TaskFollower {
+class TaskStream implements HeadFollower {
   readonly clientId: string;
   readonly taskId: string;
   private cursor: string;
   private readonly position: StreamPosition;
   private pumping = false;
   private again = false;
+  private resyncing = false;
 
   constructor(
     private readonly context: GatewayContext,
@@ -92,14 +93,33 @@ class TaskStream implements TaskFollower {
     this.sink.onEnd(unfollow);
   }
 
-  onSnapshot(snapshot: Snapshot | undefined): void {
+  /** After a change: the journal entries after the cursor, or, when there are none for a newer revision, a resync. */
+  onHead(head: TaskHead | undefined): void {
     if (!this.sink.open) return;
-    if (!snapshot) {
+    if (!head) {
       this.sink.fail(new TaskNotFoundError(this.taskId));
       return;
     }
-    if (compareEntryIds(snapshot.cursor, this.cursor) > 0) this.pump();
-    else if (snapshot.record.rev > this.position.rev && !this.pumping) this.resync(snapshot);
+    if (compareEntryIds(head.cursor, this.cursor) > 0) this.pump();
+    else if (head.rev > this.position.rev && !this.pumping && !this.resyncing) void this.readAndResync();
+  }
+
+  /** Reads the whole task for a resync, unless its journal has moved on meanwhile (then the entries are sent). */
+  private async readAndResync(): Promise<void> {
+    this.resyncing = true;
+    let snapshot: Snapshot | undefined;
+    try {
+      snapshot = await this.context.journal.snapshot(this.clientId, this.taskId);
+    } catch (error) {
+      this.sink.fail(error);
+      return;
+    } finally {
+      this.resyncing = false;
+    }
+    if (!this.sink.open || this.pumping) return;
+    if (!snapshot) this.sink.fail(new TaskNotFoundError(this.taskId));
+    else if (compareEntryIds(snapshot.cursor, this.cursor) > 0) this.pump();
+    else if (snapshot.record.rev > this.position.rev) this.resync(snapshot);
   }
 
   /**

@@ -40,6 +40,7 @@ export type {
   ListQuery,
   ResumeInput,
   Snapshot,
+  TaskHead,
 } from "./task-journal.ts";
 export { LIST_FILTER_READS, parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
 export {

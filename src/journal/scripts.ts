@@ -22,6 +22,7 @@ const SCRIPT_FILES = {
   purge: "purge-11.lua",
   expireInput: "expireInput-13.lua",
   snapshot: "snapshot-3.lua",
+  head: "head-2.lua",
   heartbeat: "heartbeat-1.lua",
   lease: "lease-1.lua",
   leasePair: "leasePair-2.lua",

@@ -16,6 +16,7 @@ import { contentHash } from "./content-hash.ts";
 import type { KeySpace } from "./keys.ts";
 import { ACCEPT, type AcceptReply, type ADMISSION_KEYS } from "./lua/accept.ts";
 import { CANCEL, type CancelReply } from "./lua/cancel.ts";
+import { HEAD } from "./lua/head.ts";
 import { RESUME, type ResumeReply } from "./lua/resume.ts";
 import { SNAPSHOT } from "./lua/snapshot.ts";
 import { type Refusal, refusalError } from "./refusals.ts";
@@ -83,6 +84,14 @@ export interface Accepted {
 export interface Snapshot {
   record: TaskRecord;
   /** The id of the last journal entry at the snapshot's revision; newer entries follow it. */
+  cursor: string;
+}
+
+/** What a journal follower needs after a change: the task's revision and state, and its journal cursor, at one revision. */
+export interface TaskHead {
+  rev: number;
+  state: TaskState;
+  /** The id of the last journal entry at this revision ("0-0" when none); newer entries follow it. */
   cursor: string;
 }
 
@@ -430,6 +439,26 @@ export class TaskJournal {
     const record = decodeTaskFields(taskId, found.stored.fields, found.stored.chunks);
     if (record.clientId !== clientId || (profile !== undefined && record.profile !== profile)) return undefined;
     return { record, cursor: found.cursor };
+  }
+
+  /**
+   * The client's task's revision, state and journal cursor, read together without its content (the task hash's
+   * artifacts, history and chunk store stay in Redis); undefined when there is no such task of this client.
+   */
+  async head(clientId: string, taskId: string): Promise<TaskHead | undefined> {
+    const shard = this.keys.shardOf(clientId);
+    let found: Awaited<ReturnType<typeof HEAD.run>>;
+    try {
+      found = await HEAD.run(
+        this.redis,
+        { task: this.keys.task(shard, taskId), journal: this.keys.journal(shard, taskId) },
+        {},
+      );
+    } catch (error) {
+      storeFailure(error);
+    }
+    if (!found || found.clientId !== clientId) return undefined;
+    return { rev: found.rev, state: found.state as TaskState, cursor: found.cursor };
   }
 
   /**

@@ -3,7 +3,7 @@
 // load every wait ends on its own notice (no safety check needed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { JournalTail, type KnownTask } from "../../../src/gateway/index.ts";
-import { type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
+import { type Snapshot, type TaskHead, TaskJournal } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
 import { INTERRUPTED_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
@@ -12,9 +12,14 @@ import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE } f
 
 class CountingJournal extends TaskJournal {
   reads = 0;
+  headReads = 0;
   override async snapshot(clientId: string, taskId: string, profile?: string): Promise<Snapshot | undefined> {
     this.reads += 1;
     return await super.snapshot(clientId, taskId, profile);
+  }
+  override async head(clientId: string, taskId: string): Promise<TaskHead | undefined> {
+    this.headReads += 1;
+    return await super.head(clientId, taskId);
   }
 }
 
@@ -98,6 +103,48 @@ test("a notice of a revision the followers have read already costs no read", asy
   await changed;
   expect(seen).toEqual([1, 2]);
   expect(journal.reads).toBe(2);
+  unfollow();
+  await tail.stop();
+});
+
+test("a task only streams follow is read by its head, never whole; a blocking wait that joins gets its snapshot", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const task = await acceptTask(f, clientId);
+  const heads: number[] = [];
+  let wake: () => void = () => {};
+  const next = () =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+  const first = next();
+  const unfollow = tail.follow({
+    clientId,
+    taskId: task.taskId,
+    onHead: (head) => {
+      heads.push(head?.rev ?? -1);
+      wake();
+    },
+  });
+  await first;
+  const claim = await claimTask(f, task);
+  const changed = next();
+  await move(f, claim, task, "TASK_STATE_WORKING");
+  await changed;
+  expect(heads).toEqual([1, 2]);
+  expect({ reads: journal.reads, headReads: journal.headReads }).toEqual({ reads: 0, headReads: 2 });
+  const waiting = tail.waitUntil(clientId, task.taskId, (record) => record.state === "TASK_STATE_COMPLETED", {
+    timeoutMs: 10_000,
+    states: SETTLED,
+  });
+  await move(f, claim, task, "TASK_STATE_COMPLETED");
+  const outcome = await waiting;
+  expect(outcome.kind).toBe("met");
+  if (outcome.kind === "met") expect(outcome.snapshot.record.rev).toBe(3);
+  // the whole reads the wait asked for served the stream too: no head read besides them
+  expect(journal.reads).toBeGreaterThanOrEqual(1);
+  expect(journal.headReads).toBe(2);
+  expect(heads.at(-1)).toBe(3);
   unfollow();
   await tail.stop();
 });

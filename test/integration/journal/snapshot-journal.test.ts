@@ -1,8 +1,9 @@
-// Property: the snapshot and the journal agree. For seeded random sequences of transitions, with snapshots taken
-// between writes or racing them on another connection, the entries after a snapshot's cursor are exactly the
-// revisions after its revision, and the snapshot equals the journal folded up to its cursor.
+// Property: the snapshot and the journal agree. For seeded random sequences of transitions, with snapshots (and heads:
+// revision, state and cursor without the content) taken between writes or racing them on another connection, the
+// entries after a snapshot's cursor are exactly the revisions after its revision, and the snapshot equals the journal
+// folded up to its cursor; the same holds for each head.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Claim, type Snapshot, TaskJournal } from "../../../src/journal/index.ts";
+import { type Claim, type Snapshot, type TaskHead, TaskJournal } from "../../../src/journal/index.ts";
 import { type StreamResponse, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -87,22 +88,30 @@ function fold(events: StreamResponse[]): { state: TaskState; artifactIds: string
 
 async function checkAgreement(seed: number, snap: Snapshot | undefined, task: AcceptedTask): Promise<void> {
   if (!snap) throw new Error(`seed ${seed}: no snapshot`);
-  const finalRev = Number(await f.redis.hget(f.keys.task(0, task.taskId), "rev"));
-  const after = await f.journal.readJournal(clientId, task.taskId, snap.cursor);
-  const expected = Array.from({ length: finalRev - snap.record.rev }, (_, i) => snap.record.rev + 1 + i);
-  expect({ seed, revs: after.map((e) => e.rev) }).toEqual({ seed, revs: expected });
+  await checkHead(seed, { rev: snap.record.rev, state: snap.record.state, cursor: snap.cursor }, task);
   const upTo = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", snap.cursor);
+  const replayed = fold(upTo.map(([, fields]) => JSON.parse(fields[3] ?? "{}") as StreamResponse));
+  expect({ seed, artifactIds: snap.record.artifacts.map((a) => a.artifactId) }).toEqual({
+    seed,
+    artifactIds: replayed.artifactIds,
+  });
+}
+
+/** A head (or a snapshot's) agrees with the journal: later entries are the later revisions; state as folded. */
+async function checkHead(seed: number, head: TaskHead, task: AcceptedTask): Promise<void> {
+  const finalRev = Number(await f.redis.hget(f.keys.task(0, task.taskId), "rev"));
+  const after = await f.journal.readJournal(clientId, task.taskId, head.cursor);
+  const expected = Array.from({ length: finalRev - head.rev }, (_, i) => head.rev + 1 + i);
+  expect({ seed, revs: after.map((e) => e.rev) }).toEqual({ seed, revs: expected });
+  const upTo = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", head.cursor);
   const atCursor = upTo.at(-1);
   expect({ seed, cursor: atCursor?.[0], rev: Number(atCursor?.[1][1]) }).toEqual({
     seed,
-    cursor: snap.cursor,
-    rev: snap.record.rev,
+    cursor: head.cursor,
+    rev: head.rev,
   });
   const replayed = fold(upTo.map(([, fields]) => JSON.parse(fields[3] ?? "{}") as StreamResponse));
-  expect({ seed, state: snap.record.state, artifactIds: snap.record.artifacts.map((a) => a.artifactId) }).toEqual({
-    seed,
-    ...replayed,
-  });
+  expect({ seed, state: head.state }).toEqual({ seed, state: replayed.state });
 }
 
 test(`snapshot and journal agree over ${RUNS} seeded interleavings`, async () => {
@@ -119,9 +128,14 @@ test(`snapshot and journal agree over ${RUNS} seeded interleavings`, async () =>
     if (random() < 0.6) plan.push("terminal");
     const points = [Math.floor(random() * (plan.length + 1)), Math.floor(random() * (plan.length + 1))];
     const snaps: Snapshot[] = [];
+    const heads: TaskHead[] = [];
     const take = async () => {
-      const snap = await reader.snapshot(clientId, task.taskId);
+      const [snap, head] = await Promise.all([
+        reader.snapshot(clientId, task.taskId),
+        reader.head(clientId, task.taskId),
+      ]);
       if (snap) snaps.push(snap);
+      if (head) heads.push(head);
     };
     for (let i = 0; i <= plan.length; i++) {
       const op = plan[i];
@@ -137,9 +151,23 @@ test(`snapshot and journal agree over ${RUNS} seeded interleavings`, async () =>
       }
     }
     expect(snaps.length).toBe(2);
+    expect(heads.length).toBe(2);
     const revs = (await f.journal.readJournal(clientId, task.taskId, "0-0")).map((e) => e.rev);
     expect({ seed, revs }).toEqual({ seed, revs: Array.from({ length: revs.length }, (_, i) => i + 1) });
     for (const snap of snaps) await checkAgreement(seed, snap, task);
+    for (const head of heads) await checkHead(seed, head, task);
   }
   expect(concurrent).toBeGreaterThan(RUNS / 5);
+});
+
+test("a head is undefined for a task that does not exist and for another client's task", async () => {
+  const task = await acceptTask(f, clientId);
+  expect(await reader.head(clientId, task.taskId)).toEqual({
+    rev: 1,
+    state: "TASK_STATE_SUBMITTED",
+    cursor: expect.stringMatching(/^\d+-\d+$/),
+  });
+  expect(await reader.head(clientId, "no-such-task")).toBeUndefined();
+  const other = await liveClient(f);
+  expect(await reader.head(other, task.taskId)).toBeUndefined();
 });
