@@ -8,13 +8,10 @@
 
   Returns: {revision, state, client id, cursor (the last journal entry id, or "0-0")}; {} when no task
 ]]
+-- @include "journal-cursor"
+
 local task = redis.call('HMGET', KEYS[1], 'rev', 'state', 'cli')
 if not task[1] then
   return {}
 end
-local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
-local cursor = '0-0'
-if last[1] then
-  cursor = last[1][1]
-end
-return {task[1], task[2] or '', task[3] or '', cursor}
+return {task[1], task[2] or '', task[3] or '', journalCursor(KEYS[2])}

@@ -8,13 +8,10 @@
   Returns: {fields (HGETALL of the task, flat), cursor (the last journal entry id, or "0-0"), chunks (or "")};
            {} when no task
 ]]
+-- @include "journal-cursor"
+
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then
   return {}
 end
-local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
-local cursor = '0-0'
-if last[1] then
-  cursor = last[1][1]
-end
-return {fields, cursor, redis.call('GET', KEYS[3]) or ''}
+return {fields, journalCursor(KEYS[2]), redis.call('GET', KEYS[3]) or ''}
