@@ -64,6 +64,8 @@ class TaskStream implements HeadFollower {
   private pumping = false;
   private again = false;
   private resyncing = false;
+  /** The newest revision a head reported. */
+  private headRev = 0;
 
   constructor(
     private readonly context: GatewayContext,
@@ -100,6 +102,7 @@ class TaskStream implements HeadFollower {
       this.sink.fail(new TaskNotFoundError(this.taskId));
       return;
     }
+    this.headRev = Math.max(this.headRev, head.rev);
     if (compareEntryIds(head.cursor, this.cursor) > 0) this.pump();
     else if (head.rev > this.position.rev && !this.pumping && !this.resyncing) void this.readAndResync();
   }
@@ -150,7 +153,10 @@ class TaskStream implements HeadFollower {
       .catch((error: unknown) => this.sink.fail(error))
       .then(() => {
         this.pumping = false;
-        if (this.again && this.sink.open) this.pump();
+        if (!this.sink.open) return;
+        if (this.again) this.pump();
+        // a revision a head reported that no entry delivered: its journal went (see resync)
+        else if (this.headRev > this.position.rev && !this.resyncing) void this.readAndResync();
       });
   }
 
