@@ -230,7 +230,7 @@ describe("a worker killed during delivery", () => {
       return { hang: true };
     });
     const answer = await send({
-      message: { messageId: "e2e-3", role: "ROLE_USER", parts: [{ text: "[chunks 5] killed while sending" }] },
+      message: { messageId: "e2e-3", role: "ROLE_USER", parts: [{ text: "[chunks 5 20] killed while sending" }] },
       configuration: { taskPushNotificationConfig: inlineConfig(hook.url) },
     });
     const task = answer.body.result.task;
@@ -262,7 +262,12 @@ describe("a worker killed during delivery", () => {
     );
     // Its claim lapses after the push lease (2 × push.timeoutSeconds + 15 s); then the new actor goes on.
     const ids = () => [...new Set(hook.requests.map((r) => String(r.headers["webhook-id"])))];
-    await waitFor(async () => ids().length >= events.length, 35_000, "every event after the restart");
+    const hungTwice = () => hook.requests.filter((r) => r.headers["webhook-id"] === hung).length >= 2;
+    await waitFor(
+      async () => ids().length >= events.length && hungTwice(),
+      35_000,
+      "every event after the restart, the cut-off one again",
+    );
     await Bun.sleep(300);
     expect(ids()).toEqual(events.map((e) => `${task.id}.${e.rev}.${task.id}`));
     // Each event reached the receiver with one webhook-id only; the one repeated is the one that was cut off.
