@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { QUEUE_GROUP, RunQueue, WorkerRegistry } from "../../../src/journal/index.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
+import { waitFor } from "../actors/harness.ts";
 import { acceptTask, liveClient, redisSeconds } from "./helpers.ts";
 
 let server: TestRedis;
@@ -18,6 +19,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
+
+/** A consumer's idle time as XINFO CONSUMERS reports it (what removeIdleConsumers compares). */
+async function idleMs(name: string): Promise<number> {
+  const rows = (await f.redis.call("XINFO", "CONSUMERS", f.keys.queue(0), QUEUE_GROUP)) as string[][];
+  for (const row of rows) {
+    const fields = new Map<string, string>();
+    for (let i = 0; i + 1 < row.length; i += 2) fields.set(String(row[i]), String(row[i + 1]));
+    if (fields.get("name") === name) return Number(fields.get("idle"));
+  }
+  return -1;
+}
 
 test("readNew gives each entry once, naming its client, profile and context; reclaimIdle hands idle ones over", async () => {
   const clientId = await liveClient(f);
@@ -37,7 +49,9 @@ test("readNew gives each entry once, naming its client, profile and context; rec
   const pending = (await f.redis.xpending(f.keys.queue(0), QUEUE_GROUP, "-", "+", 10)) as [string, string][];
   expect(pending.map(([, consumer]) => consumer)).toEqual(["b", "b"]);
 
-  // "a" holds nothing now and is idle: it goes; "b" holds the entries and stays, as does a kept name
+  // "a" holds nothing now and is idle: it goes; "b" holds the entries and stays, as does a kept name. Idle means idle
+  // past the bound in Redis's own count, which is 0 ms within the millisecond of the consumer's last read: wait for it.
+  await waitFor(async () => (await idleMs("a")) > 0, 5000, 'consumer "a" idle past 0 ms');
   expect(await queue.removeIdleConsumers(0, 0, new Set(), 10)).toBe(1);
   await queue.readNew("c", [0], 1);
   expect(await queue.removeIdleConsumers(0, 0, new Set(["c"]), 10)).toBe(0);
