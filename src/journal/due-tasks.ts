@@ -3,6 +3,7 @@
 // else deletes a task), so every byte a task stored is given back to its client's and profile's counters.
 import { monotonicFactory } from "ulid";
 import type { StreamResponse, TaskStatus } from "../protocol/index.ts";
+import { TASK_STATES } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { EXPIRE_INPUT } from "./lua/expire-input.ts";
 import { PURGE } from "./lua/purge.ts";
@@ -109,7 +110,13 @@ export class DueTasks {
       for (const id of ids) pipeline.exists(keys.task(shard, id));
       const replies = (await pipeline.exec()) ?? [];
       const gone = ids.filter((_, i) => replies[i]?.[1] === 0);
-      if (gone.length > 0) removed += await redis.zrem(index, ...gone);
+      if (gone.length > 0) {
+        // from the state indexes too, so that they keep counting what the client's index counts (see TaskJournal.list)
+        const removal = redis.pipeline().zrem(index, ...gone);
+        for (const state of TASK_STATES) removal.zrem(keys.stateTasks(shard, clientId, profile, state), ...gone);
+        const [[, count] = []] = (await removal.exec()) ?? [];
+        removed += Number(count ?? 0);
+      }
     }
     return removed;
   }

@@ -1,5 +1,6 @@
 // The Redis key layout, in one place (documented for operators in docs/redis-keys.md).
 // A client's tasks live in one shard; every key of a shard carries the shard's hash tag, so each script runs in one slot.
+import type { TaskState } from "../protocol/index.ts";
 
 /** FNV-1a over UTF-16 code units: stable across runtimes and cheap; used only to spread clients over shards. */
 function fnv1a(text: string): number {
@@ -84,6 +85,13 @@ export class KeySpace {
   /** ZSET: a client's task ids in one profile scored by status timestamp (ms): ListTasks pages through it. */
   clientTasks(shard: number, clientId: string, profile: string): string {
     return `${this.shard(shard)}client:${clientId}:tasks:${profile}`;
+  }
+  /**
+   * ZSET: a client's task ids in one profile and state, scored by status timestamp (ms), for ListTasks by status. The
+   * scripts derive it from the client index's key (lua/include/task-index.lua): keep the two in step.
+   */
+  stateTasks(shard: number, clientId: string, profile: string, state: TaskState): string {
+    return `${this.clientTasks(shard, clientId, profile)}:${state}`;
   }
   /** ZSET: a client's task ids in one profile and context, scored by status timestamp (ms), for ListTasks by context. */
   contextTasks(shard: number, clientId: string, profile: string, contextId: string): string {

@@ -96,7 +96,8 @@ export class RunLedger {
    * Takes the lease of a queued (or lease-expired) run, or defers it when its client is at its running-run limit.
    * `clientId` comes from the queue entry; without it (an entry written before entries named their client) it is read
    * from the task. With `start`, a claim that will run the handler (not exhausted, no cancel requested) also moves the
-   * task to WORKING with that status and returns the task (`record`) in the same script.
+   * task to WORKING with that status, in its ListTasks indexes, and returns the task (`record`) in the same script; the
+   * indexes are named by `start.index` (from the queue entry), or, without it, by the task's own fields, read first.
    */
   async claim(
     shard: number,
@@ -109,7 +110,14 @@ export class RunLedger {
     start?: { status: TaskStatus; index?: { profile: string; contextId: string } | undefined },
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
-    const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
+    let client = clientId;
+    let index = start?.index;
+    if (client === undefined || (start && !index)) {
+      // an entry written before entries named their client, profile and context: one read of the task first
+      const [cli, profile, contextId] = await this.redis.hmget(k.task(shard, taskId), "cli", "prof", "ctx");
+      client ??= cli ?? "";
+      if (start && !index && profile != null && contextId != null) index = { profile, contextId };
+    }
     const reply = await CLAIM.run(
       this.redis,
       {
@@ -127,8 +135,8 @@ export class RunLedger {
         pushReady: k.pushReady(shard),
         bytes: k.bytes(shard),
         // the ListTasks indexes the started task moves in (keys named by the queue entry; unused without them)
-        clientTasks: k.clientTasks(shard, client, start?.index?.profile ?? ""),
-        contextTasks: k.contextTasks(shard, client, start?.index?.profile ?? "", start?.index?.contextId ?? ""),
+        clientTasks: k.clientTasks(shard, client, index?.profile ?? ""),
+        contextTasks: k.contextTasks(shard, client, index?.profile ?? "", index?.contextId ?? ""),
       },
       {
         owner,
@@ -142,7 +150,7 @@ export class RunLedger {
         status: start ? JSON.stringify(start.status) : "",
         statusTimestampMs: start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
         eventsChannel: k.eventsChannel(),
-        indexed: start?.index ? "1" : "",
+        indexed: start && index ? "1" : "",
       },
     );
     if (!reply.ok) return reply.code;

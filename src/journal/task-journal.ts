@@ -2,12 +2,14 @@
 // one read. It never runs a handler and never writes a task's progress; actors do that through RunLedger.
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
+import type { ChainableCommander } from "ioredis";
 import { monotonicFactory } from "ulid";
 import type { Message, StreamResponse, TaskPushNotificationConfig, TaskState, TaskStatus } from "../protocol/index.ts";
 import {
   InvalidParamsError,
   MessageIdReusedError,
   StoreUnavailableError,
+  TASK_STATES,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
@@ -541,113 +543,207 @@ export class TaskJournal {
   }
 
   /**
-   * A client's tasks in one profile, newest status first, one page at a time, in O(page): the page is a range of the
-   * client's index (or of its context's index) after the token's position, and its total a ZCOUNT. A `status` filter
-   * needs each task's state: a page reads the state of at most LIST_FILTER_READS tasks, and when that bound ends the
-   * scan before the page is full, the page is short (possibly empty) and its token continues the scan.
+   * A client's tasks in one profile, newest status first, one page at a time, in O(page): the page is a range of an
+   * index after the token's position, and its total a ZCOUNT. The index is the client's tasks, its tasks in a context,
+   * or, for a status filter, its tasks in that state. A status filter together with a context, or on a client whose
+   * state indexes are incomplete (tasks whose status last changed before they existed), reads each task's state
+   * instead: a page then reads the state of at most LIST_FILTER_READS tasks, and when that bound ends the scan before
+   * the page is full, the page is short (possibly empty) and its token continues the scan. Every index orders tasks
+   * alike (status timestamp, then id), so a token from one path is a valid position on the other.
    */
   async list(clientId: string, query: ListQuery): Promise<ListPage> {
     const shard = this.keys.shardOf(clientId);
     const k = this.keys;
-    const index =
-      query.contextId === undefined
-        ? k.clientTasks(shard, clientId, query.profile)
-        : k.contextTasks(shard, clientId, query.profile, query.contextId);
-    const min = query.statusTimestampAfterMs ?? "-inf";
+    const clientIndex = k.clientTasks(shard, clientId, query.profile);
     const token = query.pageToken === undefined ? undefined : decodePageToken(query.pageToken);
-    let position: Position | undefined = token && { score: token.score, id: token.id };
-    let excluded = token?.excluded ?? 0;
-    const gone: string[] = [];
-    const page: Candidate[] = [];
-    let more = false;
-    let total: number;
-    if (query.status === undefined) {
-      const [count, candidates] = await this.range(index, min, position, query.pageSize + 1, true);
-      total = count;
-      more = candidates.length > query.pageSize;
-      page.push(...candidates.slice(0, query.pageSize));
-    } else {
-      total = -1;
-      let examined = 0;
-      while (page.length < query.pageSize && examined < LIST_FILTER_READS) {
-        const batch = Math.min(LIST_SCAN_BATCH, LIST_FILTER_READS - examined);
-        const [count, candidates] = await this.range(index, min, position, batch, total < 0);
-        if (total < 0) total = count;
-        if (candidates.length === 0) break;
-        const pipeline = this.redis.pipeline();
-        for (const c of candidates) pipeline.hget(k.task(shard, c.id), "state");
-        const states = (await pipeline.exec().catch(storeFailure)) ?? [];
-        let taken = 0;
-        for (const [i, c] of candidates.entries()) {
-          if (page.length === query.pageSize) break;
-          taken += 1;
-          const state = states[i]?.[1];
-          if (typeof state !== "string") gone.push(c.id);
-          else if (state === query.status) page.push(c);
-          else excluded += 1;
-        }
-        examined += taken;
-        position = candidates[taken - 1];
-        if (taken < candidates.length || candidates.length === batch) more = true;
-        else {
-          more = false;
-          break;
-        }
+    const from: PageWalk = {
+      index:
+        query.contextId === undefined ? clientIndex : k.contextTasks(shard, clientId, query.profile, query.contextId),
+      min: query.statusTimestampAfterMs ?? "-inf",
+      position: token && { score: token.score, id: token.id },
+      excluded: token?.excluded ?? 0,
+      pageSize: query.pageSize,
+    };
+    const { status } = query;
+    const stateIndexes = TASK_STATES.map((state) => k.stateTasks(shard, clientId, query.profile, state));
+    let scan: PageScan | undefined;
+    if (status === undefined) scan = await this.walkIndex(from);
+    else {
+      if (query.contextId === undefined) {
+        const index = k.stateTasks(shard, clientId, query.profile, status);
+        scan = await this.walkStateIndex({ ...from, index }, clientIndex, stateIndexes);
       }
+      scan ??= await this.walkFiltered(from, shard, status);
     }
     const records: TaskRecord[] = [];
-    if (page.length > 0) {
+    const gone = scan.gone;
+    if (scan.page.length > 0) {
       const pipeline = this.redis.pipeline();
-      for (const c of page) pipeline.hgetall(k.task(shard, c.id));
+      for (const c of scan.page) pipeline.hgetall(k.task(shard, c.id));
       const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
-      page.forEach((c, i) => {
+      scan.page.forEach((c, i) => {
         const fields = replies[i]?.[1] as Record<string, string> | undefined;
-        if (fields && Object.keys(fields).length > 0) records.push(decodeTaskFields(c.id, fields));
-        else gone.push(c.id);
+        if (!fields || Object.keys(fields).length === 0) gone.push(c.id);
+        // a state index entry of a task that has just changed state: its new state's index lists it
+        else if (status === undefined || fields.state === status) records.push(decodeTaskFields(c.id, fields));
       });
     }
-    if (gone.length > 0) await this.redis.zrem(index, ...gone).catch(() => 0);
-    const last = query.status === undefined ? page[page.length - 1] : position;
+    if (gone.length > 0) {
+      // from every index that may hold them, so that the client's index and its state indexes keep counting alike
+      const pipeline = this.redis.pipeline();
+      for (const index of new Set([scan.index, clientIndex, ...stateIndexes])) pipeline.zrem(index, ...gone);
+      await pipeline.exec().catch(() => undefined);
+    }
     return {
       records,
-      nextPageToken: more && last ? encodePageToken(last.score, last.id, excluded) : "",
-      totalSize: Math.max(records.length, total - excluded - gone.length),
+      nextPageToken: scan.more && scan.last ? encodePageToken(scan.last.score, scan.last.id, scan.excluded) : "",
+      totalSize: Math.max(records.length, scan.total - scan.excluded - gone.length),
     };
   }
 
-  /**
-   * The ZCOUNT of the index's range (when `counted`) and up to `limit` of its members after `position`, newest first.
-   * Members with the position's score come first (Redis orders equal scores by member, descending), then older ones.
-   * One round trip.
-   */
-  private async range(
-    index: string,
-    min: number | string,
-    position: Position | undefined,
-    limit: number,
-    counted: boolean,
-  ): Promise<[number, Candidate[]]> {
+  /** A page of an index: its first `pageSize` entries after the position, and their count. One round trip. */
+  private async walkIndex(from: PageWalk): Promise<PageScan> {
     const pipeline = this.redis.pipeline();
-    if (counted) pipeline.zcount(index, min, "+inf");
-    if (position) {
-      pipeline.zrevrangebyscore(index, position.score, position.score);
-      pipeline.zrevrangebyscore(index, `(${position.score}`, min, "WITHSCORES", "LIMIT", 0, limit);
-    } else {
-      pipeline.zrevrangebyscore(index, "+inf", min, "WITHSCORES", "LIMIT", 0, limit);
-    }
-    const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
-    for (const [error] of replies) if (error) storeFailure(error);
-    const values = replies.map((reply) => reply[1]);
-    const count = counted ? Number(values.shift()) : 0;
-    const candidates: Candidate[] = [];
-    if (position) {
-      const ties = (values.shift() as string[]).filter((id) => id < position.id);
-      for (const id of ties) candidates.push({ score: position.score, id });
-    }
-    const rows = values.shift() as string[];
-    for (let i = 0; i + 1 < rows.length; i += 2) candidates.push({ id: rows[i] as string, score: Number(rows[i + 1]) });
-    return [count, candidates.slice(0, limit)];
+    queueRange(pipeline, from, from.pageSize + 1, true);
+    const [total, candidates] = readRange(await execAll(pipeline), from.position, from.pageSize + 1, true);
+    const page = candidates.slice(0, from.pageSize);
+    const more = candidates.length > from.pageSize;
+    return { index: from.index, page, total, more, last: page.at(-1), excluded: 0, gone: [] };
   }
+
+  /**
+   * A page of a state index, read in one transaction with the cardinality of the client's index and of each of its
+   * state indexes: undefined when the state indexes hold fewer tasks than the client's index (some task has not been
+   * indexed by state yet), for the caller to scan instead.
+   */
+  private async walkStateIndex(
+    from: PageWalk,
+    clientIndex: string,
+    stateIndexes: readonly string[],
+  ): Promise<PageScan | undefined> {
+    const transaction = this.redis.multi();
+    transaction.zcard(clientIndex);
+    for (const index of stateIndexes) transaction.zcard(index);
+    queueRange(transaction, from, from.pageSize + 1, true);
+    const values = await execAll(transaction);
+    const [all = 0, ...byState] = values.splice(0, 1 + stateIndexes.length).map(Number);
+    if (byState.reduce((sum, n) => sum + n, 0) < all) return undefined;
+    const [total, candidates] = readRange(values, from.position, from.pageSize + 1, true);
+    const page = candidates.slice(0, from.pageSize);
+    const more = candidates.length > from.pageSize;
+    // the token counts no exclusions: this page excluded nothing, and a scan it continues counts from there
+    return { index: from.index, page, total, more, last: page.at(-1), excluded: 0, gone: [] };
+  }
+
+  /** A status-filtered page read from an index of every state: at most LIST_FILTER_READS task states per page. */
+  private async walkFiltered(from: PageWalk, shard: number, status: TaskState): Promise<PageScan> {
+    const page: Candidate[] = [];
+    const gone: string[] = [];
+    let { position, excluded } = from;
+    let total = -1;
+    let more = false;
+    let examined = 0;
+    while (page.length < from.pageSize && examined < LIST_FILTER_READS) {
+      const batch = Math.min(LIST_SCAN_BATCH, LIST_FILTER_READS - examined);
+      const pipeline = this.redis.pipeline();
+      queueRange(pipeline, { ...from, position }, batch, total < 0);
+      const [count, candidates] = readRange(await execAll(pipeline), position, batch, total < 0);
+      if (total < 0) total = count;
+      if (candidates.length === 0) break;
+      const states = (await this.statesOf(shard, candidates)) ?? [];
+      let taken = 0;
+      for (const [i, c] of candidates.entries()) {
+        if (page.length === from.pageSize) break;
+        taken += 1;
+        const state = states[i];
+        if (state === undefined) gone.push(c.id);
+        else if (state === status) page.push(c);
+        else excluded += 1;
+      }
+      examined += taken;
+      position = candidates[taken - 1];
+      if (taken < candidates.length || candidates.length === batch) more = true;
+      else {
+        more = false;
+        break;
+      }
+    }
+    return { index: from.index, page, total, more, last: position, excluded, gone };
+  }
+
+  /** Each candidate's state, or undefined for a task that is gone. One round trip. */
+  private async statesOf(shard: number, candidates: readonly Candidate[]): Promise<(string | undefined)[]> {
+    const pipeline = this.redis.pipeline();
+    for (const c of candidates) pipeline.hget(this.keys.task(shard, c.id), "state");
+    const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
+    return candidates.map((_, i) => {
+      const state = replies[i]?.[1];
+      return typeof state === "string" ? state : undefined;
+    });
+  }
+}
+
+/** Where a ListTasks page starts: the index, its lower score bound, the token's position and exclusions. */
+interface PageWalk {
+  index: string;
+  min: number | string;
+  position: Position | undefined;
+  excluded: number;
+  pageSize: number;
+}
+
+/** What a walk found: the tasks to show, the range's count, and what the next token holds. */
+interface PageScan {
+  /** The index walked: the entries of gone tasks leave it. */
+  index: string;
+  page: Candidate[];
+  /** The range's count (before the filter's exclusions). */
+  total: number;
+  more: boolean;
+  /** The position the next page starts after: the last task shown, or (scanning) the last examined. */
+  last: Position | undefined;
+  excluded: number;
+  gone: string[];
+}
+
+/**
+ * Queues the ZCOUNT of the index's range (when `counted`) and up to `limit` of its members after the position, newest
+ * first. Members with the position's score come first (Redis orders equal scores by member, descending), then older.
+ */
+function queueRange(commands: ChainableCommander, from: PageWalk, limit: number, counted: boolean): void {
+  const { index, min, position } = from;
+  if (counted) commands.zcount(index, min, "+inf");
+  if (position) {
+    commands.zrevrangebyscore(index, position.score, position.score);
+    commands.zrevrangebyscore(index, `(${position.score}`, min, "WITHSCORES", "LIMIT", 0, limit);
+  } else {
+    commands.zrevrangebyscore(index, "+inf", min, "WITHSCORES", "LIMIT", 0, limit);
+  }
+}
+
+/** Reads what queueRange queued off the front of `values`: the count (0 when not counted) and the candidates. */
+function readRange(
+  values: unknown[],
+  position: Position | undefined,
+  limit: number,
+  counted: boolean,
+): [number, Candidate[]] {
+  const count = counted ? Number(values.shift()) : 0;
+  const candidates: Candidate[] = [];
+  if (position) {
+    const ties = (values.shift() as string[]).filter((id) => id < position.id);
+    for (const id of ties) candidates.push({ score: position.score, id });
+  }
+  const rows = values.shift() as string[];
+  for (let i = 0; i + 1 < rows.length; i += 2) candidates.push({ id: rows[i] as string, score: Number(rows[i + 1]) });
+  return [count, candidates.slice(0, limit)];
+}
+
+/** Runs a pipeline or transaction; a Redis error in any reply is a store failure. The replies' values, in order. */
+async function execAll(commands: ChainableCommander): Promise<unknown[]> {
+  const replies = (await commands.exec().catch(storeFailure)) ?? [];
+  for (const [error] of replies) if (error) storeFailure(error);
+  return replies.map((reply) => reply[1]);
 }
 
 export function parseJournalEntry(id: string, fields: readonly string[]): JournalEntry {

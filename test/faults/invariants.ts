@@ -106,7 +106,8 @@ export async function checkInvariants(
  * Read in one atomic step (a script over KEYS, for tests only), so that work in progress cannot make a false alarm:
  * each shard's stored-bytes counters equal the sums of their tasks' `bytes` and `jbytes`; each client's interrupted
  * set holds exactly its INPUT_REQUIRED and AUTH_REQUIRED tasks, each with an input timeout scheduled; a running set
- * holds only running runs; a run is deferred exactly when it is in its client's deferred set.
+ * holds only running runs; a run is deferred exactly when it is in its client's deferred set; each task is in the
+ * ListTasks index of its state, and a state index holds no task in another state.
  */
 const TENANCY_SCRIPT = `
 local violations = {}
@@ -127,6 +128,9 @@ for _, key in ipairs(keys) do
     if t[3] == 'TASK_STATE_INPUT_REQUIRED' or t[3] == 'TASK_STATE_AUTH_REQUIRED' then
       bucket(bucket(interrupted, stem), t[1])[id] = true
       if not redis.call('ZSCORE', stem .. 'inputdue', id) then add('interrupted task ' .. id .. ' has no input timeout') end
+    end
+    if t[1] and t[2] and t[3] and not redis.call('ZSCORE', stem .. 'client:' .. t[1] .. ':tasks:' .. t[2] .. ':' .. t[3], id) then
+      add('task ' .. id .. ' in ' .. t[3] .. ' is not in its state index')
     end
     local run = redis.call('HMGET', stem .. 'run:' .. id, 'state', 'client')
     if run[1] == 'deferred' and not redis.call('ZSCORE', stem .. 'client:' .. run[2] .. ':deferred', id) then
@@ -150,6 +154,13 @@ for stem in pairs(stems) do
 end
 for _, key in ipairs(keys) do
   local stem, client, kind = string.match(key, '^(.*{%d+}:)client:([^:]+):(%a+)$')
+  local indexed = string.match(key, '^.*{%d+}:client:[^:]+:tasks:[^:]+:(TASK_STATE_[%u_]+)$')
+  if indexed then
+    for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+      local state = redis.call('HGET', string.match(key, '^(.*{%d+}:)') .. 'task:' .. id, 'state')
+      if state and state ~= indexed then add(key .. ' holds ' .. id .. ', which is ' .. state) end
+    end
+  end
   if kind == 'interrupted' then
     local want = (interrupted[stem] or {})[client] or {}
     for _, id in ipairs(redis.call('SMEMBERS', key)) do

@@ -113,7 +113,7 @@ redis.call('XADD', KEYS[8], '*', 'rev', 1, 'ev', event)
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[12])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
-indexTask(KEYS[9], KEYS[14], taskId, ARGV[11])
+indexTask(KEYS[9], KEYS[14], taskId, ARGV[11], false, 'TASK_STATE_SUBMITTED')
 if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[14], ARGV[15])
 end

@@ -52,7 +52,7 @@ redis.call('HSET', KEYS[1], 'state', 'TASK_STATE_CANCELED', 'rev', rev, 'st', AR
 redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', ARGV[3])
 addStoredBytes(KEYS[1], KEYS[14], ARGV[1], task[4], statusBytes, #ARGV[3])
 enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, ARGV[3])
-indexTask(KEYS[4], KEYS[17], taskId, ARGV[4])
+indexTask(KEYS[4], KEYS[17], taskId, ARGV[4], state, 'TASK_STATE_CANCELED')
 finishRecords(KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[5], taskId)
 redis.call('SREM', KEYS[6], taskId)

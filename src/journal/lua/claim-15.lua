@@ -98,7 +98,7 @@ local statusBytes = #ARGV[9] - redis.call('HSTRLEN', KEYS[2], 'st')
 redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9])
 if ARGV[12] == '1' then
   redis.call('HSET', KEYS[2], 'ts', ARGV[10])
-  indexTask(KEYS[14], KEYS[15], taskId, ARGV[10])
+  indexTask(KEYS[14], KEYS[15], taskId, ARGV[10], state, 'TASK_STATE_WORKING')
 end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
 addStoredBytes(KEYS[2], KEYS[13], task[2], task[3], statusBytes, #event)

@@ -44,7 +44,7 @@ redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_FAILED', 'rev', rev, 'st', ARGV
 redis.call('XADD', KEYS[4], '*', 'rev', rev, 'ev', ARGV[4])
 addStoredBytes(KEYS[2], KEYS[8], task[2], task[3], statusBytes, #ARGV[4])
 enqueueDeliveries(KEYS[9], KEYS[10], KEYS[11], ARGV[1], rev, ARGV[4])
-indexTask(KEYS[5], KEYS[12], ARGV[1], ARGV[5])
+indexTask(KEYS[5], KEYS[12], ARGV[1], ARGV[5], task[1], 'TASK_STATE_FAILED')
 finishRecords(KEYS[2], KEYS[3])
 leaveInterrupted(KEYS[6], KEYS[1], ARGV[1])
 local journalSeconds = endJournal(KEYS[2], KEYS[4], KEYS[13], KEYS[8], task[2], task[3], ARGV[7])

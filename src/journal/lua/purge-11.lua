@@ -53,6 +53,6 @@ end
 countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11])
 redis.call('ZREM', KEYS[7], ARGV[1])
-unindexTask(KEYS[8], KEYS[10], ARGV[1])
+unindexTask(KEYS[8], KEYS[10], ARGV[1], state)
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 2

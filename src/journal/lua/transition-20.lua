@@ -151,7 +151,11 @@ if journalSeconds == 0 then
 end
 addStoredBytes(KEYS[1], KEYS[14], task[4], task[5], taskBytes, journalBytes, releasedBytes)
 if ARGV[3] ~= '' then
-  indexTask(KEYS[4], KEYS[19], taskId, ARGV[6])
+  indexTask(KEYS[4], KEYS[19], taskId, ARGV[6], from, to)
+elseif from ~= to then
+  -- a new state without a new status keeps its status timestamp, and its place in the other indexes
+  local statusMs = redis.call('HGET', KEYS[1], 'ts') or ARGV[6]
+  indexState(KEYS[4], taskId, statusMs, from, to)
 end
 if TERMINAL[to] then
   finishRecords(KEYS[1], KEYS[2], journalSeconds == 0)

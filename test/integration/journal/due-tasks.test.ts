@@ -184,6 +184,22 @@ function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.cli
   );
 }
 
+describe("dropGoneIndexEntries", () => {
+  test("removes a gone task from the client's index and its state index, and nothing of a live task", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const live = await acceptTask(f, clientId);
+    const gone = await acceptTask(f, clientId);
+    // a task hash that went without the retention pass (e.g. deleted by hand): its index entries stay behind
+    await f.redis.del(f.keys.task(0, gone.taskId));
+    const submitted = f.keys.stateTasks(0, clientId, PROFILE, "TASK_STATE_SUBMITTED");
+    expect(await f.redis.zcard(submitted)).toBe(2);
+    expect(await new DueTasks(f.redis, f.keys).dropGoneIndexEntries([PROFILE], 100)).toBe(1);
+    expect(await f.redis.zrange(f.keys.clientTasks(0, clientId, PROFILE), 0, -1)).toEqual([live.taskId]);
+    expect(await f.redis.zrange(submitted, 0, -1)).toEqual([live.taskId]);
+  });
+});
+
 describe("expireInput", () => {
   test("{1, rev}: FAILED with its message, journal entry, webhook delivery, run done, counts down, deletion scheduled", async () => {
     const f = journalFixture(server);

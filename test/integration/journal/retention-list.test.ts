@@ -2,9 +2,9 @@
 // terminal and interrupted states, and ListTasks (order, pages, filters, tokens) through TaskJournal.list.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
-import { LIST_FILTER_READS } from "../../../src/journal/index.ts";
-import { InvalidParamsError } from "../../../src/protocol/index.ts";
-import { journalFixture, userMessage } from "../../support/journal.ts";
+import { DueTasks, LIST_FILTER_READS } from "../../../src/journal/index.ts";
+import { InvalidParamsError, TASK_STATES } from "../../../src/protocol/index.ts";
+import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
   type AcceptedTask,
@@ -238,16 +238,34 @@ describe("ListTasks", () => {
     );
   });
 
-  test(`a status filter reads at most ${LIST_FILTER_READS} tasks per page: a short page whose token goes on`, async () => {
+  test("a status filter pages through the state's own index: a match behind many others is on the first page", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const canceled = await acceptTask(f, clientId);
+    await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
+    await Bun.sleep(3);
+    await acceptMany(f, clientId, LIST_FILTER_READS + 100);
+    const query = { profile: PROFILE, pageSize: 10, status: "TASK_STATE_CANCELED" as const };
+    const page = await f.journal.list(clientId, query);
+    expect(page.records.map((r) => r.id)).toEqual([canceled.taskId]);
+    expect(page.nextPageToken).toBe("");
+    expect(page.totalSize).toBe(1);
+    const submitted = await f.journal.list(clientId, { ...query, status: "TASK_STATE_SUBMITTED", pageSize: 100 });
+    expect(submitted.records).toHaveLength(100);
+    expect(submitted.totalSize).toBe(LIST_FILTER_READS + 100);
+    expect(submitted.records.every((r) => r.status.state === "TASK_STATE_SUBMITTED")).toBe(true);
+  });
+
+  test(`while a task is in no state index, a status filter reads states: at most ${LIST_FILTER_READS} a page`, async () => {
     const f = journalFixture(server);
     const clientId = await liveClient(f);
     const canceled = await acceptTask(f, clientId);
     await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
     await Bun.sleep(3);
     const others = LIST_FILTER_READS + 100;
-    for (let i = 0; i < others; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, () => acceptTask(f, clientId)));
-    }
+    await acceptMany(f, clientId, others);
+    // as a task whose status last changed before state indexes existed: in the client's index only
+    await f.redis.zrem(f.keys.stateTasks(0, clientId, PROFILE, "TASK_STATE_CANCELED"), canceled.taskId);
     const query = { profile: PROFILE, pageSize: 10, status: "TASK_STATE_CANCELED" as const };
     const first = await f.journal.list(clientId, query);
     expect(first.records).toEqual([]);
@@ -259,4 +277,82 @@ describe("ListTasks", () => {
     expect(second.nextPageToken).toBe("");
     expect(second.totalSize).toBe(1);
   });
+
+  test("each status change moves a task between state indexes, and its deletion takes it out", async () => {
+    const f = journalFixture(server);
+    const clientId = await liveClient(f);
+    const due = new DueTasks(f.redis, f.keys);
+    const [done, resumed, canceled, started, expired] = await Promise.all(
+      Array.from({ length: 5 }, () => acceptTask(f, clientId)),
+    );
+    if (!done || !resumed || !canceled || !started || !expired) throw new Error("five tasks were accepted");
+    await expectListedByState(f, clientId);
+
+    const doneClaim = await claimTask(f, done);
+    await move(f, doneClaim, done, "TASK_STATE_WORKING");
+    await expectListedByState(f, clientId);
+    await move(f, doneClaim, done, "TASK_STATE_COMPLETED", { retentionSeconds: 0, journalRetentionSeconds: 0 });
+    await move(f, await claimTask(f, resumed), resumed, "TASK_STATE_INPUT_REQUIRED");
+    await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
+    await expectListedByState(f, clientId);
+
+    await f.journal.resume({
+      clientId,
+      profile: PROFILE,
+      profileQuota: 0,
+      taskId: resumed.taskId,
+      message: userMessage("more", { contextId: resumed.contextId }),
+    });
+    // the claim that starts a run moves the task to WORKING itself
+    const entry = await f.redis.hget(f.keys.run(0, started.taskId), "entry");
+    const claim = await f.ledger.claim(0, started.taskId, entry ?? "", "a1", 30_000, 3, clientId, {
+      status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
+      index: { profile: PROFILE, contextId: started.contextId },
+    });
+    expect(typeof claim).toBe("object");
+    await move(f, await claimTask(f, expired), expired, "TASK_STATE_AUTH_REQUIRED");
+    await expectListedByState(f, clientId);
+
+    // the input timeout fails the interrupted task; the retention deletes the finished one
+    await f.redis.zadd(f.keys.inputDue(0), (await redisMs(f.redis)) - 1, expired.taskId);
+    expect(await due.expireInputs(0, 10, () => ({ ...RETENTION, inputTimeoutSeconds: 0 }))).toBe(1);
+    await f.redis.hset(f.keys.task(0, done.taskId), "purge", (await redisMs(f.redis)) - 1);
+    await f.redis.zadd(f.keys.purge(0), (await redisMs(f.redis)) - 1, done.taskId);
+    expect((await due.purge(0, 10)).tasks).toBe(1);
+    const states = await expectListedByState(f, clientId);
+    expect(states).toEqual({
+      [resumed.taskId]: "TASK_STATE_SUBMITTED",
+      [canceled.taskId]: "TASK_STATE_CANCELED",
+      [started.taskId]: "TASK_STATE_WORKING",
+      [expired.taskId]: "TASK_STATE_FAILED",
+    });
+  });
 });
+
+/** Accepts `count` tasks for the client, 100 at a time. */
+async function acceptMany(f: JournalFixture, clientId: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, count - i) }, () => acceptTask(f, clientId)));
+  }
+}
+
+/**
+ * Lists the client's tasks once per state and expects each task of the client's index under its own state only, and
+ * the state indexes to hold as many tasks as the client's index. Returns each task's state.
+ */
+async function expectListedByState(f: JournalFixture, clientId: string): Promise<Record<string, string>> {
+  const listed: Record<string, string[]> = {};
+  for (const status of TASK_STATES) {
+    const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 100, status });
+    expect(page.totalSize).toBe(page.records.length);
+    for (const record of page.records) listed[record.id] = [...(listed[record.id] ?? []), status];
+  }
+  const ids = await f.redis.zrange(f.keys.clientTasks(0, clientId, PROFILE), 0, -1);
+  const states: Record<string, string> = {};
+  for (const id of ids) states[id] = (await f.redis.hget(f.keys.task(0, id), "state")) ?? "gone";
+  expect(Object.fromEntries(Object.entries(listed).map(([id, at]) => [id, at.join(",")]))).toEqual(states);
+  let indexed = 0;
+  for (const status of TASK_STATES) indexed += await f.redis.zcard(f.keys.stateTasks(0, clientId, PROFILE, status));
+  expect(indexed).toBe(ids.length);
+  return states;
+}

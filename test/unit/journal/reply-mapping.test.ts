@@ -52,6 +52,11 @@ class FakeRedis {
     return "ctx-1";
   }
 
+  /** A task's fields, read by a claim whose queue entry does not name its client (or profile and context). */
+  async hmget(_key: string, ...fields: string[]): Promise<(string | null)[]> {
+    return fields.map((field) => (field === "cli" ? "client-7" : null));
+  }
+
   asRedis(): Redis {
     return this as unknown as Redis;
   }
