@@ -93,6 +93,9 @@ async function memoryPerTask(inst: Installation, of: TaskKeysOf): Promise<Record
     (await inst.redis.call("MEMORY", "USAGE", keys.clientTasks(0, inst.clientId, "echo"), "SAMPLES", "0")) ?? 0,
   );
   out.index = index / taskIds.length;
+  // every task here ends COMPLETED: the state index (ListTasks with a status filter) holds one member per task
+  const completed = keys.stateTasks(0, inst.clientId, "echo", "TASK_STATE_COMPLETED");
+  out.state = Number((await inst.redis.call("MEMORY", "USAGE", completed, "SAMPLES", "0")) ?? 0) / taskIds.length;
   // the shard's deletion schedule holds one member per finished task until it is deleted
   const schedule = Number((await inst.redis.call("MEMORY", "USAGE", keys.purge(0), "SAMPLES", "0")) ?? 0);
   out.schedule = schedule / taskIds.length;
@@ -210,7 +213,7 @@ export async function costScenario(context: BenchContext): Promise<Section> {
       title: "5. Accept cost in Redis, and memory per finished task",
       setup: [
         `${fmt(count)} SendMessage (returnImmediately, text "hello", 16 clients) through one gateway with a seeded liveness record and no actor, INFO stats and commandstats diffed around them; then \`work --actors 1\` runs them all (echo: WORKING, artifact, COMPLETED) and the stats are diffed again.`,
-        `Memory: MEMORY USAGE … SAMPLES 0 of each task's keys (task hash, run hash, journal stream, dedup record, the context's task index) averaged over the ${fmt(count)} tasks, plus the client's task index and the shard's deletion schedule (ZSETs) divided by the task count; deletions are run in process as a worker's retention pass runs them; profile retention ${RETENTION_SECONDS} s and journal retention ${JOURNAL_RETENTION_SECONDS} s so both pass within the run; redis.dedupSeconds at its default (86,400 s).`,
+        `Memory: MEMORY USAGE … SAMPLES 0 of each task's keys (task hash, run hash, journal stream, dedup record, the context's task index) averaged over the ${fmt(count)} tasks, plus the client's task index, its index of COMPLETED tasks and the shard's deletion schedule (ZSETs) divided by the task count; deletions are run in process as a worker's retention pass runs them; profile retention ${RETENTION_SECONDS} s and journal retention ${JOURNAL_RETENTION_SECONDS} s so both pass within the run; redis.dedupSeconds at its default (86,400 s).`,
         "Peer: the SDK server on Node (--expose-gc) with the echo executor: heapUsed after a forced GC, before and after the same number of blocking echo tasks, divided by the count (its InMemoryTaskStore never frees a task).",
       ],
       rows: [],
