@@ -102,7 +102,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
         met: vsPeer >= 2.5,
         ...(vsPeer < 2.5
           ? {
-              why: `short by ${fmt((2.5 - vsPeer) * inMemory.compared.summary.perSecond)} accepts/s (${((1 - vsPeer / 2.5) * 100).toFixed(0)}% below the target). Each accept is a durable write in Redis where the SDK answers from memory; on 2 cores the gateway, redis-server and the driver share the CPU, so compare the CPU per request: gateway ${fmt(ours.serverCpuPerRequestUs)} µs + redis-server ${fmt(ours.redisCpuPerRequestUs)} µs per accept against the SDK's ${fmt(inMemory.compared.serverCpuPerRequestUs)} µs. See the profile findings.`,
+              why: `short by ${fmt((2.5 - vsPeer) * inMemory.compared.summary.perSecond)} accepts/s (${((1 - vsPeer / 2.5) * 100).toFixed(0)}% below the target). Each accept is a durable write in Redis where the SDK answers from memory; on 2 cores the gateway, redis-server and the driver share the CPU, so compare the CPU per request: gateway ${fmt(ours.serverCpuPerRequestUs)} µs + redis-server ${fmt(ours.redisCpuPerRequestUs)} µs per accept against the SDK's ${fmt(inMemory.compared.serverCpuPerRequestUs)} µs. The accept script alone, sent by redis-benchmark with no HTTP and no gateway, reached ${fmt(ceiling.summary.perSecond)} accepts/s on this machine: ${(ceiling.summary.perSecond / inMemory.compared.summary.perSecond).toFixed(2)}× the SDK${ceiling.summary.perSecond < 2.5 * inMemory.compared.summary.perSecond ? ", below the target itself, so no gateway in front of this script can meet it here" : ""}. See the profile findings.`,
             }
           : {}),
       },
