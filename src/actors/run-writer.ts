@@ -122,7 +122,7 @@ export class RunWriter {
   private lastArtifactStepAt: number | undefined;
   /** Due when the interval since the last artifact-only step has passed and an artifact-only step waits for it. */
   private intervalTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Set once the leg's end (terminal or interrupted), a flush or the run's abort is asked: nothing waits after it. */
+  /** Set once the leg's end (terminal or interrupted) or the run's abort is asked: nothing waits after it. */
   private hurried = false;
 
   constructor(
@@ -207,12 +207,15 @@ export class RunWriter {
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
-  /** Waits for every write asked for so far; what waits for the step interval is sent at once. */
+  /** Waits for every write asked for so far; a step that waits for the step interval is sent at once. */
   async flushed(): Promise<void> {
-    this.hurry();
     while (this.inFlight || this.pending) {
       if (this.inFlight) await this.inFlight.catch(() => {});
-      else if (this.pending) await this.afterStep(this.pending);
+      else if (this.pending) {
+        const step = this.pending;
+        if (this.intervalTimer !== undefined) this.pump(true);
+        await this.afterStep(step);
+      }
     }
   }
 
@@ -268,11 +271,12 @@ export class RunWriter {
     return this.lastArtifactStepAt + this.stepIntervalMs - performance.now();
   }
 
-  private pump(): void {
+  /** Sends the pending step unless one is in flight or (unless `now`) it must wait for the step interval. */
+  private pump(now = false): void {
     if (this.inFlight || !this.pending) return;
     const step = this.pending;
     if (this.stepIntervalMs > 0) {
-      const left = this.intervalLeft(step);
+      const left = now ? 0 : this.intervalLeft(step);
       if (left > 0) {
         this.intervalTimer ??= setTimeout(() => {
           this.intervalTimer = undefined;

@@ -244,7 +244,7 @@ describe("RunWriter with a step interval", () => {
     expect(writer.artifacts).toEqual([artifact("abc")]);
   });
 
-  test("flushed() sends what waits for the interval at once", async () => {
+  test("flushed() sends the step that waits for the interval at once", async () => {
     const ledger = new StepLedger();
     const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
       stepIntervalMs: 5000,
@@ -253,6 +253,12 @@ describe("RunWriter with a step interval", () => {
     expect(await before(writer.flushed(), 2500)).toBe("written");
     await second;
     expect(ledger.steps.map(text)).toEqual([["a"], ["b"]]);
+    // only what was waiting then: the next delta waits for the interval again
+    void writer.artifact(artifact("c"), { append: true });
+    await tick();
+    expect(ledger.steps.length).toBe(2);
+    expect(await before(writer.flushed(), 2500)).toBe("written");
+    expect(ledger.steps.map(text)).toEqual([["a"], ["b"], ["c"]]);
   });
 
   test("once the run's signal fires, what waits goes at once, and so does what follows", async () => {
