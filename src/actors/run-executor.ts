@@ -285,6 +285,7 @@ export class RunExecutor {
       record.artifacts,
       profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 0, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
+      { stepIntervalMs: profile?.artifactWriteIntervalMs ?? 0, signal: control.controller.signal },
     );
     // the leg's end acknowledges its queue entry in its own step; an exhausted run's entry is dead-lettered instead
     writer.ackOnEnd = !claim.exhausted;

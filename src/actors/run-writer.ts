@@ -1,8 +1,9 @@
 // The only writer of one claimed run: every status and artifact change goes through the transition script with the
 // claim's fencing token, in call order, one step in flight at a time. What is asked while a step is in flight waits
 // and goes in the next step, appends to one artifact merged into one update, so that a streamed answer costs a bounded
-// number of round trips and bytes per byte of text. A write answered "stale" means the lease is lost: nothing more is
-// written.
+// number of round trips and bytes per byte of text. With a step interval, an artifact-only step also waits until the
+// interval has passed since the previous one began, so that text arriving at a model's pace shares steps too. A write
+// answered "stale" means the lease is lost: nothing more is written.
 import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
 import { applyArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
@@ -52,6 +53,16 @@ const TERMINAL: ReadonlySet<TaskState> = new Set([
 ]);
 
 type ArtifactUpdate = NonNullable<StreamResponse["artifactUpdate"]>;
+
+export interface RunWriterOptions {
+  /**
+   * Least time in ms from the start of one artifact-only step to the next (a profile's artifactWriteIntervalMs);
+   * 0: a step leaves as soon as the previous one landed. Status steps never wait.
+   */
+  stepIntervalMs?: number | undefined;
+  /** The run's abort signal: once it fires, nothing waits for the interval any more. */
+  signal?: AbortSignal | undefined;
+}
 
 /** A status change waiting for its step. */
 interface StatusWrite {
@@ -106,6 +117,13 @@ export class RunWriter {
   ackOnEnd = false;
   /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
   acked: { oldestDeferred: string | null } | undefined;
+  private readonly stepIntervalMs: number;
+  /** performance.now() when the last artifact-only step was sent. */
+  private lastArtifactStepAt: number | undefined;
+  /** Due when the interval since the last artifact-only step has passed and an artifact-only step waits for it. */
+  private intervalTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set once the leg's end (terminal or interrupted) or the run's abort is asked: nothing waits after it. */
+  private hurried = false;
 
   constructor(
     private readonly ledger: Pick<RunLedger, "transition">,
@@ -114,8 +132,16 @@ export class RunWriter {
     artifacts: readonly Artifact[],
     private readonly retention: Retention,
     private readonly onLost: (reason: string) => void,
+    options: RunWriterOptions = {},
   ) {
     this.artifacts = [...artifacts];
+    this.stepIntervalMs = options.stepIntervalMs ?? 0;
+    const { signal } = options;
+    if (this.stepIntervalMs > 0 && signal) {
+      // a canceled, timed-out, drained or lost run writes its end (or is refused) at once, and leaves no timer behind
+      if (signal.aborted) this.hurried = true;
+      else signal.addEventListener("abort", () => this.hurry(), { once: true });
+    }
   }
 
   get lost(): boolean {
@@ -142,6 +168,8 @@ export class RunWriter {
     const update: NonNullable<StreamResponse["statusUpdate"]> = { ...this.task, status };
     if (options.metadata) update.metadata = options.metadata;
     const ends = TERMINAL.has(state) || INTERRUPTED.has(state);
+    // whatever a handler that ignores its signal asks after its leg's end goes at once, as without an interval
+    if (ends) this.hurried = true;
     return this.add((pending) => {
       pending.status = {
         state,
@@ -179,11 +207,15 @@ export class RunWriter {
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
-  /** Waits for every write asked for so far. */
+  /** Waits for every write asked for so far; a step that waits for the step interval is sent at once. */
   async flushed(): Promise<void> {
     while (this.inFlight || this.pending) {
       if (this.inFlight) await this.inFlight.catch(() => {});
-      else if (this.pending) await this.afterStep(this.pending);
+      else if (this.pending) {
+        const step = this.pending;
+        if (this.intervalTimer !== undefined) this.pump(true);
+        await this.afterStep(step);
+      }
     }
   }
 
@@ -191,7 +223,8 @@ export class RunWriter {
    * Adds a write to the pending step: after a status change, a new step begins. The step is sent when the one in
    * flight has landed, or, when none is, once the current turn of the event loop is over (setImmediate): what a handler
    * asks for in one turn (deltas it emits one after another without waiting for I/O) goes in one step, and the first
-   * token of a streamed answer still leaves before the next I/O callback.
+   * token of a streamed answer still leaves before the next I/O callback. With a step interval, an artifact-only step
+   * that would leave sooner than the interval after the previous one began waits for it, gathering what comes meanwhile.
    */
   private add(fill: (pending: Pending) => void): Promise<void> {
     if (this.lostReason !== undefined) return Promise.reject(new LeaseLostError(this.lostReason));
@@ -206,7 +239,9 @@ export class RunWriter {
     fill(pending);
     this.backlog += pending.bytes - before;
     const written = new Promise<void>((resolve, reject) => pending.settle.push({ resolve, reject }));
-    if (!this.inFlight && !this.scheduled) {
+    // an artifact update joins the step that waits for the interval; a status change sends it at the end of the turn
+    const waiting = this.intervalTimer !== undefined && !pending.status;
+    if (!this.inFlight && !this.scheduled && !waiting) {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
@@ -221,9 +256,40 @@ export class RunWriter {
     return new Promise((resolve) => step.settle.push({ resolve, reject: () => resolve() }));
   }
 
-  private pump(): void {
+  /** Stops waiting for the step interval for good: what is pending goes as soon as no step is in flight. */
+  private hurry(): void {
+    this.hurried = true;
+    if (this.intervalTimer === undefined) return;
+    clearTimeout(this.intervalTimer);
+    this.intervalTimer = undefined;
+    this.pump();
+  }
+
+  /** How long the pending step must still wait for the interval (0: it may go now). */
+  private intervalLeft(step: Pending): number {
+    if (step.status || this.hurried || this.lostReason !== undefined || this.lastArtifactStepAt === undefined) return 0;
+    return this.lastArtifactStepAt + this.stepIntervalMs - performance.now();
+  }
+
+  /** Sends the pending step unless one is in flight or (unless `now`) it must wait for the step interval. */
+  private pump(now = false): void {
     if (this.inFlight || !this.pending) return;
     const step = this.pending;
+    if (this.stepIntervalMs > 0) {
+      const left = now ? 0 : this.intervalLeft(step);
+      if (left > 0) {
+        this.intervalTimer ??= setTimeout(() => {
+          this.intervalTimer = undefined;
+          this.pump();
+        }, Math.ceil(left));
+        return;
+      }
+      if (this.intervalTimer !== undefined) {
+        clearTimeout(this.intervalTimer);
+        this.intervalTimer = undefined;
+      }
+      if (!step.status) this.lastArtifactStepAt = performance.now();
+    }
     this.pending = undefined;
     this.inFlight = this.send(step).finally(() => {
       this.inFlight = undefined;

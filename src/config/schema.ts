@@ -514,6 +514,17 @@ export const ProfileSchema = Type.Object(
       0,
       0,
     ),
+    artifactWriteIntervalMs: Type.Integer({
+      minimum: 0,
+      maximum: 5000,
+      default: 0,
+      description:
+        "Least time, in ms, between two writes of a run's streamed output (artifact updates) to Redis (0..5000). The " +
+        "deltas that arrive meanwhile go in the next write as one update, so that text arriving at a model's pace " +
+        "costs one write per interval instead of one per delta (each write costs about 1.2 KiB sent to Redis and 17 " +
+        "commands), at the price of that much latency on the wire. A status change (a progress note, the run's end) " +
+        "is never held: it goes at once with what waits. 0: a write leaves as soon as the previous one landed.",
+    }),
     fullTextCheck: FullTextCheckSchema,
     guardrails: GuardrailsSchema,
     streaming: Type.Boolean({ default: true, description: "Offer streaming (agent card capability)." }),

@@ -1,6 +1,8 @@
 // Scenario 6, streamed output: LLM-like answers of 1 KiB to 1 MiB, produced in 20-byte deltas by a bench handler (one
 // emit.text per delta) and read by a client with SendStreamingMessage. Per answer size: bytes and commands sent to
 // Redis per output byte, Redis memory after completion, wall time and CPU of gateway, actors and redis-server.
+// Not part of the default run: BENCH_STREAMING_PAUSE_MS paces the deltas (a pause after each, as a model streams) and
+// BENCH_STREAMING_WRITE_INTERVAL_MS sets the profile's artifactWriteIntervalMs.
 import type { Redis } from "ioredis";
 import { parseSse } from "../../src/client/sse-parser.ts";
 import { DELTA_BYTES } from "./bench-handlers.ts";
@@ -83,6 +85,7 @@ async function streamOne(
   size: number,
   boundSeconds: number,
   seq: number,
+  pauseMs: number,
 ): Promise<Answer> {
   const headers = {
     "Content-Type": "application/json",
@@ -112,7 +115,11 @@ async function streamOne(
     id: seq,
     method: "SendStreamingMessage",
     params: {
-      message: { messageId: `streaming-${Date.now()}-${seq}`, role: "ROLE_USER", parts: [{ text: String(size) }] },
+      message: {
+        messageId: `streaming-${Date.now()}-${seq}`,
+        role: "ROLE_USER",
+        parts: [{ text: pauseMs > 0 ? `${size} ${pauseMs}` : String(size) }],
+      },
     },
   });
   const onEvent = (data: string) => {
@@ -212,8 +219,13 @@ function mean(answers: Answer[]): Answer {
 export async function streamingScenario(context: BenchContext): Promise<Section> {
   const boundSeconds = pick(context, 120, 30);
   const repeats = (size: number) => (size <= 10 * 1024 ? pick(context, 5, 2) : 1);
+  const pauseMs = Number(process.env.BENCH_STREAMING_PAUSE_MS ?? 0);
+  const intervalMs = Number(process.env.BENCH_STREAMING_WRITE_INTERVAL_MS ?? 0);
+  // at a model's pace a 100 KiB answer takes minutes: the paced variant measures the sizes that finish in seconds
+  const sizes = pauseMs > 0 ? SIZES.filter((size) => size <= 10 * 1024) : SIZES;
   const inst = new Installation(context.redisUrl, {
     profiles: { stream: "stream-deltas" },
+    profileFields: intervalMs > 0 ? { artifactWriteIntervalMs: intervalMs } : {},
     handlers: HANDLERS,
     env: { A2A_CLIENTS_MAX_STORED_BYTES: "0", A2A_SERVER_STREAM_MAX_SECONDS: String(boundSeconds + 120) },
   });
@@ -231,15 +243,15 @@ export async function streamingScenario(context: BenchContext): Promise<Section>
     let seq = 0;
     // Warm-up, not counted: the first requests load the scripts into Redis (their source is sent once) and warm the
     // processes, which would otherwise be charged to the first answer measured.
-    for (const size of [0, SIZES[0]!]) {
+    for (const size of [0, sizes[0]!]) {
       seq += 1;
-      await streamOne(context, inst, started.port, pids, size, boundSeconds, seq);
+      await streamOne(context, inst, started.port, pids, size, boundSeconds, seq, pauseMs);
     }
-    for (const size of [0, ...SIZES]) {
+    for (const size of [0, ...sizes]) {
       const answers: Answer[] = [];
       for (let i = 0; i < repeats(size); i++) {
         seq += 1;
-        answers.push(await streamOne(context, inst, started.port, pids, size, boundSeconds, seq));
+        answers.push(await streamOne(context, inst, started.port, pids, size, boundSeconds, seq, pauseMs));
       }
       const answer = mean(answers);
       if (size === 0) {
@@ -278,6 +290,11 @@ export async function streamingScenario(context: BenchContext): Promise<Section>
     title: TITLE,
     setup: [
       `A bench handler (\`stream-deltas\` in test/load/bench-handlers.ts, loaded with \`work --handlers\`) emits the answer in ${DELTA_BYTES}-byte deltas of ASCII prose, one awaited \`ctx.emit.text\` per delta, as an LLM agent loop forwards a streamed completion; the client sends SendStreamingMessage with the size as its text and reads the SSE stream (fetch and the runtime's own client SSE parser) until the terminal status, counting the text bytes of the artifact updates (they must add up to the answer).`,
+      ...(pauseMs > 0 || intervalMs > 0
+        ? [
+            `Paced variant: a ${pauseMs} ms pause after each delta (BENCH_STREAMING_PAUSE_MS), the profile's artifactWriteIntervalMs ${intervalMs} (BENCH_STREAMING_WRITE_INTERVAL_MS); answers of ${sizes.map(sizeLabel).join(" and ")}.`,
+          ]
+        : []),
       `One gateway and \`work --actors 1\`; one answer at a time, after an empty and a 1 KiB answer that are not counted (they load the scripts into Redis) (${repeats(1024)} answers each of 0 B, 1 KiB and 10 KiB, averaged; one of 100 KiB and 1 MiB). clients.maxStoredBytes is off (0) so that no per-client storage limit cuts a large answer.`,
       "Bytes written to Redis: INFO stats total_net_input_bytes (everything every client sent: the actor's scripts, the gateway's reads and lease renewals, the driver's INFO) from before the request to after the terminal event; commands: total_commands_processed over the same window (scripts count once). For the output alone: the same figure less that of an empty answer (the same request, handler and stream, no text), measured first in the same run: what a task costs besides its output (its accept, stream lease, claim and end step, each script call carrying 14 to 20 key names, and the installation's other traffic in the window). Redis memory after completion: MEMORY USAGE … SAMPLES 0 of the task hash, run hash and journal stream right after the terminal event, and used_memory growth.",
       `Bound: ${boundSeconds} s per answer; an answer still streaming then is canceled (CancelTask) and its figures cover the part that was produced.`,

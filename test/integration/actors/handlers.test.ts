@@ -1,6 +1,7 @@
 // Handlers run by real actors: cancel of a running 30 s run ends CANCELED in under 2 s; INPUT_REQUIRED resumes the
-// same run; AUTH_REQUIRED; failures with a shown or a generic reason; streamed chunks; a refused tool in the task;
-// echo's limits: [crash] and [hang] are text to it, a long [sleep] or a huge [chunks] is refused.
+// same run; AUTH_REQUIRED; failures with a shown or a generic reason; streamed chunks, also with a write interval; a
+// refused tool in the task; echo's limits: [crash] and [hang] are text to it, a long [sleep] or a huge [chunks] is
+// refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -30,6 +31,7 @@ beforeAll(async () => {
     profiles: [
       { ...ECHO_PROFILE, tools: ["clock", "read_file"] },
       { ...ECHO_PROFILE, name: "quiet", handler: "noop" },
+      { ...ECHO_PROFILE, name: "paced", artifactWriteIntervalMs: 100 },
       FAULTS_PROFILE,
     ],
   });
@@ -109,6 +111,22 @@ test("streamed chunks: one artifact, append after the first chunk, lastChunk on 
   expect(texts[0]).toBe("ab");
   expect(updates.map((u) => u.append ?? false)).toEqual(updates.map((_, i) => i > 0));
   expect(updates.map((u) => u.lastChunk ?? false)).toEqual(updates.map((_, i) => i === updates.length - 1));
+});
+
+test("with artifactWriteIntervalMs, chunks a few ms apart share few updates, whole and in order, before the end", async () => {
+  const answer = Array.from({ length: 40 }, (_, i) => String(i).padStart(2, "0")).join("");
+  const taskId = await accept(inst, `[chunks 40 5] ${answer}`, "paced");
+  const done = await taskInState(inst, taskId, "TASK_STATE_COMPLETED");
+  expect(done.artifacts).toEqual([{ artifactId: "response-1", name: "response", parts: [{ text: answer }] }]);
+  const journal = (await events(inst, taskId)).map((e) => e.event);
+  const updates = journal.flatMap((event) => (event.artifactUpdate ? [event.artifactUpdate] : []));
+  // 40 chunks over ~200 ms at one write per 100 ms: about 3 updates (one per chunk without the interval)
+  expect(updates.length).toBeLessThanOrEqual(10);
+  const texts = updates.map((u) => text(u.artifact.parts));
+  expect(texts.join("")).toBe(answer);
+  expect(texts.every((t) => t.length > 0 && t.length % 2 === 0)).toBe(true);
+  expect(updates.map((u) => u.lastChunk ?? false)).toEqual(updates.map((_, i) => i === updates.length - 1));
+  expect(journal.at(-1)?.statusUpdate?.status.state).toBe("TASK_STATE_COMPLETED");
 });
 
 test("a tool outside the allow-list is refused, and the refusal is visible in the task", async () => {

@@ -177,3 +177,131 @@ test("with ackOnEnd the step that ends the leg names the queue entry and keeps w
   expect(ledger.steps[1]?.ackEntry).toBe(CLAIM.entryId);
   expect(writer.acked).toEqual({ oldestDeferred: "01NEXT" });
 });
+
+describe("RunWriter with a step interval", () => {
+  const artifact = (t: string) => ({ artifactId: "r", name: "response", parts: [{ text: t }] });
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Settles with "deadline" after `ms` unless `written` settles first; the timer is cleared either way. */
+  const before = async (written: Promise<unknown>, ms: number) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("deadline"), ms);
+    });
+    try {
+      return await Promise.race([written.then(() => "written"), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  /** Asks for the first delta and waits for its step, then asks for a second, which waits for the interval. */
+  const oneWritten = async (writer: RunWriter, ledger: StepLedger) => {
+    await writer.artifact(artifact("a"));
+    const second = writer.artifact(artifact("b"), { append: true });
+    second.catch(() => {});
+    await tick();
+    expect(ledger.steps.length).toBe(1);
+    return { second };
+  };
+
+  test("deltas a few ms apart share steps, whole and in order, and the run's end carries the rest", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 100,
+    });
+    const deltas = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, "0")};`);
+    // what JournalSink.text does per delta, with a handler that pauses 5 ms between deltas (~200 ms in all)
+    for (const [i, delta] of deltas.entries()) {
+      void writer.artifact(artifact(delta), i === 0 ? {} : { append: true });
+      await writer.room();
+      await pause(5);
+    }
+    await writer.status("TASK_STATE_COMPLETED");
+    // one step per 100 ms at most, and the end: about 4 (40 without the interval); the bound leaves room for a slow host
+    expect(ledger.steps.length).toBeLessThanOrEqual(10);
+    expect(ledger.steps.flatMap(text).join("")).toBe(deltas.join(""));
+    expect(ledger.steps.slice(0, -1).every((step) => step.kind === "artifact")).toBe(true);
+    expect(ledger.steps.at(-1)).toMatchObject({ kind: "status", state: "TASK_STATE_COMPLETED" });
+    expect(writer.artifacts).toEqual([artifact(deltas.join(""))]);
+  });
+
+  test("the first delta goes at once, and a status change does not wait: it carries what waits", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 5000,
+    });
+    const { second } = await oneWritten(writer, ledger);
+    // a progress note: written long before the interval is over, with the delta that waited
+    expect(await before(writer.status("TASK_STATE_WORKING", { text: "note" }), 2500)).toBe("written");
+    await second;
+    expect(ledger.steps.map((step) => [step.kind, text(step)])).toEqual([
+      ["artifact", ["a"]],
+      ["status", ["b"]],
+    ]);
+    // so does the run's end
+    void writer.artifact(artifact("c"), { append: true, lastChunk: true });
+    expect(await before(writer.status("TASK_STATE_COMPLETED"), 2500)).toBe("written");
+    expect(ledger.steps.slice(2).map((step) => [step.state, text(step)])).toEqual([["TASK_STATE_COMPLETED", ["c"]]]);
+    expect(writer.artifacts).toEqual([artifact("abc")]);
+  });
+
+  test("flushed() sends the step that waits for the interval at once", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 5000,
+    });
+    const { second } = await oneWritten(writer, ledger);
+    expect(await before(writer.flushed(), 2500)).toBe("written");
+    await second;
+    expect(ledger.steps.map(text)).toEqual([["a"], ["b"]]);
+    // only what was waiting then: the next delta waits for the interval again
+    void writer.artifact(artifact("c"), { append: true });
+    await tick();
+    expect(ledger.steps.length).toBe(2);
+    expect(await before(writer.flushed(), 2500)).toBe("written");
+    expect(ledger.steps.map(text)).toEqual([["a"], ["b"], ["c"]]);
+  });
+
+  test("once the run's signal fires, what waits goes at once, and so does what follows", async () => {
+    const ledger = new StepLedger();
+    const controller = new AbortController();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 5000,
+      signal: controller.signal,
+    });
+    const { second } = await oneWritten(writer, ledger);
+    controller.abort();
+    expect(await before(second, 2500)).toBe("written");
+    expect(await before(writer.artifact(artifact("c"), { append: true }), 2500)).toBe("written");
+    expect(ledger.steps.map(text)).toEqual([["a"], ["b"], ["c"]]);
+  });
+
+  test("after the leg's end, a write asked by a handler that goes on is not held for the interval", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 5000,
+    });
+    await writer.artifact(artifact("a"));
+    await writer.status("TASK_STATE_COMPLETED");
+    expect(await before(writer.artifact(artifact("late"), { append: true }), 2500)).toBe("written");
+    expect(ledger.steps.map((step) => step.kind)).toEqual(["artifact", "status", "artifact"]);
+  });
+
+  test("a stale answer rejects what waits behind the step at once, and nothing more is sent", async () => {
+    const ledger = new StepLedger();
+    ledger.held = true;
+    ledger.answer = { ok: false, reason: "stale" };
+    const lost: string[] = [];
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, (r) => lost.push(r), {
+      stepIntervalMs: 5000,
+    });
+    const first = writer.artifact(artifact("a"));
+    await tick();
+    const second = writer.artifact(artifact("b"), { append: true });
+    second.catch(() => {});
+    ledger.land();
+    await expect(first).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(second).rejects.toBeInstanceOf(LeaseLostError);
+    expect(lost).toEqual(["stale"]);
+    expect(ledger.steps.length).toBe(1);
+  });
+});

@@ -141,6 +141,7 @@ describe("defaults", () => {
         inputTimeoutSeconds: 86_400,
         retentionSeconds: 86_400,
         journalRetentionSeconds: 0,
+        artifactWriteIntervalMs: 0,
         fullTextCheck: "auto",
         guardrails: { denyPatterns: [], personalData: false, maxLength: 0, timeoutMs: 10_000 },
         streaming: true,
@@ -310,6 +311,23 @@ describe("validation", () => {
     const ok = loadConfig({ env: { A2A_WORKER_STALL_SECONDS: "2", A2A_WORKER_ACTOR_MAX_MEMORY_MB: "0" } });
     expect([ok.worker.stallSeconds, ok.worker.actorMaxMemoryMb]).toEqual([2, 0]);
     expect(loadConfig({ env: { A2A_WORKER_ACTOR_MAX_MEMORY_MB: "128" } }).worker.actorMaxMemoryMb).toBe(128);
+  });
+
+  test("a profile's artifactWriteIntervalMs is a whole number of ms from 0 to 5000", () => {
+    const file = configFile({
+      profiles: [
+        profile("slow", { artifactWriteIntervalMs: 5001 }),
+        profile("back", { artifactWriteIntervalMs: -1 }),
+        profile("half", { artifactWriteIntervalMs: 2.5 }),
+      ],
+    });
+    expect(loadError({ file, env: {} }).problems).toEqual([
+      'profiles[0] (name "slow").artifactWriteIntervalMs: must be at most 5000 (got 5001)',
+      'profiles[1] (name "back").artifactWriteIntervalMs: must be at least 0 (got -1)',
+      'profiles[2] (name "half").artifactWriteIntervalMs: must be an integer (got 2.5)',
+    ]);
+    expect(loadProfile({ artifactWriteIntervalMs: 5000 }).artifactWriteIntervalMs).toBe(5000);
+    expect(loadProfile({}).artifactWriteIntervalMs).toBe(0);
   });
 
   test("unknown keys in the file are rejected, with a suggestion for a likely typo", () => {
