@@ -225,7 +225,16 @@ export async function listScenario(context: BenchContext): Promise<Section> {
     const at = (size: number) => measured.find((m) => m.size === size && m.case === listCase)!;
     const low = at(smallest);
     const high = at(largest);
-    return { listCase, low, high, latency: high.p50 / low.p50, cpu: high.cpuUs / low.cpuUs };
+    // a case whose answers failed (no p50) is the worst there is
+    const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : Infinity);
+    const failed = low.row.errors > 0 || high.row.errors > 0;
+    return {
+      listCase,
+      low,
+      high,
+      latency: failed ? Infinity : ratio(high.p50, low.p50),
+      cpu: failed ? Infinity : ratio(high.cpuUs, low.cpuUs),
+    };
   });
   const worst = growth.reduce((top, entry) =>
     Math.max(entry.latency, entry.cpu) > Math.max(top.latency, top.cpu) ? entry : top,
@@ -245,7 +254,11 @@ export async function listScenario(context: BenchContext): Promise<Section> {
       {
         text: LIST_TARGETS[0] ?? "",
         measured: growth
-          .map((entry) => `${entry.listCase.name}: p50 ${entry.latency.toFixed(1)}×, CPU ${entry.cpu.toFixed(1)}×`)
+          .map((entry) =>
+            Number.isFinite(entry.latency) && Number.isFinite(entry.cpu)
+              ? `${entry.listCase.name}: p50 ${entry.latency.toFixed(1)}×, CPU ${entry.cpu.toFixed(1)}×`
+              : `${entry.listCase.name}: ${fmt(entry.low.row.errors + entry.high.row.errors)} answers without the expected tasks`,
+          )
           .join("; "),
         met,
         ...(met
