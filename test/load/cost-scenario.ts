@@ -261,7 +261,7 @@ export async function costScenario(context: BenchContext): Promise<Section> {
         ],
       ],
       notes: [
-        "The index entry (the client's task list) outlives the task until the actors' retention pass removes entries whose task expired; the dedup record lives redis.dedupSeconds.",
+        "The retention pass deletes a finished task with its index entries (the client's, its context's and its state's task lists) after the profile's retentionSeconds; the dedup record lives redis.dedupSeconds.",
       ],
     };
   } finally {
