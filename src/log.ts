@@ -66,3 +66,18 @@ export function createLogger(
   const pretty = output?.pretty ? prettyDestination() : undefined;
   return pretty ? pino(options, pretty) : pino(options);
 }
+
+/**
+ * `logger.child(bindings)`, made when first used. A child costs a few µs (its bindings pass the redaction), and a
+ * run's child mostly never logs: a run that only succeeds pays nothing for it.
+ */
+export function lazyChild(logger: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  return new Proxy(logger, {
+    get(_, property) {
+      child ??= logger.child(bindings);
+      const value: unknown = Reflect.get(child, property, child);
+      return typeof value === "function" ? value.bind(child) : value;
+    },
+  });
+}

@@ -10,7 +10,7 @@ import {
   RunLedger,
   type TaskRecord,
 } from "../journal/index.ts";
-import type { Logger } from "../log.ts";
+import { type Logger, lazyChild } from "../log.ts";
 import { createOutputSink, type OutputSink } from "./emit-gate.ts";
 import { createHandlerContext } from "./handlers/context.ts";
 import {
@@ -203,7 +203,7 @@ export class RunExecutor {
 
   private async process(entry: QueueEntry, trace: RunTrace): Promise<void> {
     const { config, ledger, logger } = this.o;
-    const log = logger.child({ taskId: entry.taskId, runId: entry.runId, entry: entry.id });
+    const log = lazyChild(logger, { taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
     const startedAt = performance.now();
     let reported = false;
