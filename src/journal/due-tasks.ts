@@ -3,7 +3,6 @@
 // else deletes a task), so every byte a task stored is given back to its client's and profile's counters.
 import { monotonicFactory } from "ulid";
 import type { StreamResponse, TaskStatus } from "../protocol/index.ts";
-import { TASK_STATES } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { EXPIRE_INPUT } from "./lua/expire-input.ts";
 import { PURGE } from "./lua/purge.ts";
@@ -113,7 +112,7 @@ export class DueTasks {
       if (gone.length > 0) {
         // from the state indexes too, so that they keep counting what the client's index counts (see TaskJournal.list)
         const removal = redis.pipeline().zrem(index, ...gone);
-        for (const state of TASK_STATES) removal.zrem(keys.stateTasks(shard, clientId, profile, state), ...gone);
+        for (const stateIndex of keys.stateTaskIndexes(shard, clientId, profile)) removal.zrem(stateIndex, ...gone);
         const [[, count] = []] = (await removal.exec()) ?? [];
         removed += Number(count ?? 0);
       }

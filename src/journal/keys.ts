@@ -1,6 +1,6 @@
 // The Redis key layout, in one place (documented for operators in docs/redis-keys.md).
 // A client's tasks live in one shard; every key of a shard carries the shard's hash tag, so each script runs in one slot.
-import type { TaskState } from "../protocol/index.ts";
+import { TASK_STATES, type TaskState } from "../protocol/index.ts";
 
 /** FNV-1a over UTF-16 code units: stable across runtimes and cheap; used only to spread clients over shards. */
 function fnv1a(text: string): number {
@@ -92,6 +92,10 @@ export class KeySpace {
    */
   stateTasks(shard: number, clientId: string, profile: string, state: TaskState): string {
     return `${this.clientTasks(shard, clientId, profile)}:${state}`;
+  }
+  /** The client's state indexes in one profile, one per task state (TASK_STATES' order). */
+  stateTaskIndexes(shard: number, clientId: string, profile: string): string[] {
+    return TASK_STATES.map((state) => this.stateTasks(shard, clientId, profile, state));
   }
   /** ZSET: a client's task ids in one profile and context, scored by status timestamp (ms), for ListTasks by context. */
   contextTasks(shard: number, clientId: string, profile: string, contextId: string): string {

@@ -9,7 +9,6 @@ import {
   InvalidParamsError,
   MessageIdReusedError,
   StoreUnavailableError,
-  TASK_STATES,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
@@ -565,13 +564,13 @@ export class TaskJournal {
       pageSize: query.pageSize,
     };
     const { status } = query;
-    const stateIndexes = TASK_STATES.map((state) => k.stateTasks(shard, clientId, query.profile, state));
+    const stateIndexes = () => k.stateTaskIndexes(shard, clientId, query.profile);
     let scan: PageScan | undefined;
     if (status === undefined) scan = await this.walkIndex(from);
     else {
       if (query.contextId === undefined) {
         const index = k.stateTasks(shard, clientId, query.profile, status);
-        scan = await this.walkStateIndex({ ...from, index }, clientIndex, stateIndexes);
+        scan = await this.walkStateIndex({ ...from, index }, clientIndex, stateIndexes());
       }
       scan ??= await this.walkFiltered(from, shard, status);
     }
@@ -591,7 +590,7 @@ export class TaskJournal {
     if (gone.length > 0) {
       // from every index that may hold them, so that the client's index and its state indexes keep counting alike
       const pipeline = this.redis.pipeline();
-      for (const index of new Set([scan.index, clientIndex, ...stateIndexes])) pipeline.zrem(index, ...gone);
+      for (const index of new Set([scan.index, clientIndex, ...stateIndexes()])) pipeline.zrem(index, ...gone);
       await pipeline.exec().catch(() => undefined);
     }
     return {
@@ -605,10 +604,7 @@ export class TaskJournal {
   private async walkIndex(from: PageWalk): Promise<PageScan> {
     const pipeline = this.redis.pipeline();
     queueRange(pipeline, from, from.pageSize + 1, true);
-    const [total, candidates] = readRange(await execAll(pipeline), from.position, from.pageSize + 1, true);
-    const page = candidates.slice(0, from.pageSize);
-    const more = candidates.length > from.pageSize;
-    return { index: from.index, page, total, more, last: page.at(-1), excluded: 0, gone: [] };
+    return pageOf(from, readRange(await execAll(pipeline), from.position, from.pageSize + 1, true));
   }
 
   /**
@@ -628,11 +624,7 @@ export class TaskJournal {
     const values = await execAll(transaction);
     const [all = 0, ...byState] = values.splice(0, 1 + stateIndexes.length).map(Number);
     if (byState.reduce((sum, n) => sum + n, 0) < all) return undefined;
-    const [total, candidates] = readRange(values, from.position, from.pageSize + 1, true);
-    const page = candidates.slice(0, from.pageSize);
-    const more = candidates.length > from.pageSize;
-    // the token counts no exclusions: this page excluded nothing, and a scan it continues counts from there
-    return { index: from.index, page, total, more, last: page.at(-1), excluded: 0, gone: [] };
+    return pageOf(from, readRange(values, from.position, from.pageSize + 1, true));
   }
 
   /** A status-filtered page read from an index of every state: at most LIST_FILTER_READS task states per page. */
@@ -704,6 +696,16 @@ interface PageScan {
   last: Position | undefined;
   excluded: number;
   gone: string[];
+}
+
+/**
+ * The page in a range read one entry past the page (that entry says whether more follow). Nothing was excluded: the
+ * token counts no exclusions, and a scan it continues counts from there.
+ */
+function pageOf(from: PageWalk, [total, candidates]: [number, Candidate[]]): PageScan {
+  const page = candidates.slice(0, from.pageSize);
+  const more = candidates.length > from.pageSize;
+  return { index: from.index, page, total, more, last: page.at(-1), excluded: 0, gone: [] };
 }
 
 /**
