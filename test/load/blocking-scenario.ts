@@ -1,7 +1,15 @@
 // Scenario 2, blocking round trip: SendMessage that waits for an `echo` run (gateway → Redis → actor → Redis →
 // gateway) from 32 concurrent clients, against the @a2a-js/sdk server running the same echo in its own process (in
 // memory, on PostgreSQL and on SQLite).
-import { cpuNote, type GatewaySetup, gatewayContender, grpcRow, type Load } from "./contenders.ts";
+import {
+  compare,
+  cpuNote,
+  floorContender,
+  type GatewaySetup,
+  gatewayContender,
+  grpcRow,
+  type Load,
+} from "./contenders.ts";
 import { type BenchContext, pick } from "./context.ts";
 import type { HttpAnswer } from "./http-load.ts";
 import { sendMessageBody } from "./installation.ts";
@@ -53,6 +61,9 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
     unit: "round trips/s",
     command: "npm run bench -- --only blocking",
   });
+  context.log("  the topology's floor");
+  const floor = (await compare(context, rounds, [floorContender(context)], load)).get("floor");
+  if (!floor) throw new Error("the floor contender did not run");
   const { ours, inMemory } = comparison;
   const rows: Row[] = [
     {
@@ -66,11 +77,21 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
     },
     overGrpc,
     ...comparison.peerRows,
+    {
+      system: "reference: the topology's floor (test/load/floor-server.ts)",
+      role: "reference",
+      summary: floor.summary,
+      unit: "round trips/s",
+      errors: floor.summary.errors,
+      command: "npm run bench -- --only blocking",
+      note: `${cpuNote(floor)} (server = its gateway + worker)`,
+    },
   ];
   const { p50, max, perSecond } = ours.summary;
   const vsPeer = perSecond / inMemory.compared.summary.perSecond;
   const ourCpu = totalCpuUs(ours);
   const peerCpu = totalCpuUs(inMemory.compared);
+  const floorCpu = totalCpuUs(floor);
   const reason =
     "each round trip is HTTP in, the accept script, an XREADGROUP wake-up of the actor, the claim script and one " +
     "end script from the actor (which acks the queue entry and publishes the notice), and a snapshot read in the " +
@@ -100,7 +121,14 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
         text: "blocking round trip CPU per request ≤ the SDK's in-memory server's",
         measured: `${fmt(ourCpu)} µs (gateway + actors ${fmt(ours.serverCpuPerRequestUs)}, redis-server ${fmt(ours.redisCpuPerRequestUs)}) vs ${fmt(peerCpu)} µs, ${inMemory.row.system}`,
         met: ourCpu <= peerCpu,
-        ...(ourCpu > peerCpu ? { why: `${(ourCpu / peerCpu).toFixed(1)}× the peer's: ${reason}.` } : {}),
+        ...(ourCpu > peerCpu
+          ? {
+              why:
+                `${(ourCpu / peerCpu).toFixed(1)}× the peer's: ${reason}. The same processes and hops with no other ` +
+                `work (the floor row) cost ${fmt(floorCpu)} µs per round trip (${fmt(floor.serverCpuPerRequestUs)} in ` +
+                `its gateway and worker, ${fmt(floor.redisCpuPerRequestUs)} in redis-server): ${floorCpu >= peerCpu ? "more than" : `${fmt((100 * floorCpu) / peerCpu)}% of`} the peer's whole round trip`,
+            }
+          : {}),
       },
       {
         text: "blocking round trip maximum latency ≤ 10× p50",

@@ -6,9 +6,9 @@ import { freePort } from "../support/redis.ts";
 import type { BenchContext } from "./context.ts";
 import { runGrpcLoad } from "./grpc-load.ts";
 import { type HttpAnswer, type LoadResult, runHttpLoad } from "./http-load.ts";
-import { Installation } from "./installation.ts";
+import { BUN, Installation } from "./installation.ts";
 import type { PeerEngine } from "./peer-databases.ts";
-import { type Child, childrenOf, cpuSeconds } from "./processes.ts";
+import { type Child, childrenOf, cpuSeconds, startChild } from "./processes.ts";
 import { fmt, type Row } from "./results.ts";
 import { type PeerMode, type PeerRuntime, startSdkServer } from "./sdk-peer.ts";
 import { mergeSamples, type Sample, type Summary } from "./stats.ts";
@@ -165,6 +165,40 @@ export function sdkContender(
       } finally {
         await child.stop();
         await database?.drop();
+      }
+    },
+  };
+}
+
+const FLOOR_SERVER = new URL("./floor-server.ts", import.meta.url).pathname;
+let floorRounds = 0;
+
+/**
+ * The topology's floor (test/load/floor-server.ts): a gateway and a worker process with the same Redis hops as ours
+ * and no other work; a fresh queue per round.
+ */
+export function floorContender(context: BenchContext): Contender {
+  return {
+    name: "floor",
+    async run(load) {
+      const name = `r${++floorRounds}`;
+      const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
+      const worker = startChild("floor worker", [BUN, FLOOR_SERVER, "worker", context.redisUrl, name], env);
+      let gateway: Child | undefined;
+      try {
+        await worker.line(/floor-server worker ready/, 20_000);
+        const port = await freePort();
+        gateway = startChild(
+          "floor gateway",
+          [BUN, FLOOR_SERVER, "gateway", String(port), context.redisUrl, name],
+          env,
+        );
+        await gateway.line(/floor-server gateway listening/, 20_000);
+        const pids = [gateway.pid, worker.pid];
+        return await measure(context, httpDrive(port, "/", A2A_HEADERS), load, () => pids);
+      } finally {
+        await gateway?.stop();
+        await worker.stop();
       }
     },
   };
