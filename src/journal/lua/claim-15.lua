@@ -39,7 +39,7 @@
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'rev', 'ctx')
 if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
@@ -81,7 +81,9 @@ local tries = tonumber(run[4]) + 1
 redis.call('SADD', KEYS[4], taskId)
 redis.call('HSET', KEYS[1], 'state', 'running', 'fence', fence, 'tries', tries, 'owner', ARGV[1],
   'lease', nowMs + tonumber(ARGV[2]))
-redis.call('HDEL', KEYS[1], 'deferred')
+if run[8] then
+  redis.call('HDEL', KEYS[1], 'deferred')
+end
 local exhausted = 0
 if tries > tonumber(ARGV[4]) then
   exhausted = 1
@@ -90,15 +92,15 @@ local cancel = tonumber(run[7] or 0)
 if ARGV[8] ~= '1' or exhausted == 1 or cancel == 1 then
   return {fence, tries, exhausted, cancel, state, task[2], task[3]}
 end
-local current = redis.call('HMGET', KEYS[2], 'rev', 'ctx')
-local rev = tonumber(current[1]) + 1
-local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(current[2])
+local rev = tonumber(task[4]) + 1
+local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(task[5])
   .. ',"status":' .. ARGV[9] .. '}}'
 local statusBytes = #ARGV[9] - redis.call('HSTRLEN', KEYS[2], 'st')
-redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9])
 if ARGV[12] == '1' then
-  redis.call('HSET', KEYS[2], 'ts', ARGV[10])
+  redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9], 'ts', ARGV[10])
   indexTask(KEYS[14], KEYS[15], taskId, ARGV[10], state, 'TASK_STATE_WORKING')
+else
+  redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9])
 end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
 addStoredBytes(KEYS[2], KEYS[13], task[2], task[3], statusBytes, #event)

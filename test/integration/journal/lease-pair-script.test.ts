@@ -64,3 +64,15 @@ test("a maximum of 0 is no maximum; expired leases are dropped before the limits
   expect(await f.redis.zrange(taskSet("T6"), 0, -1)).toEqual(["live:1"]);
   expect(await f.redis.zrange(clientSet("C6"), 0, -1)).toEqual(["live:1"]);
 });
+
+test("expired leases never cause a refusal, however many live ones were taken after them", async () => {
+  expect(await lease("T7", "C7", "dead:1", 50, 2, 2)).toBe("held");
+  expect(await lease("T7", "C7", "dead:2", 50, 2, 2)).toBe("held");
+  await Bun.sleep(80);
+  // a set that looks full (two leases, both expired) is pruned and counted again before any refusal
+  expect(await lease("T7", "C7", "live:1", 10_000, 2, 2)).toBe("held");
+  expect(await lease("T7", "C7", "live:2", 10_000, 2, 2)).toBe("held");
+  expect(await lease("T7", "C7", "live:3", 10_000, 2, 2)).toBe("firstFull");
+  expect(await f.redis.zrange(taskSet("T7"), 0, -1)).toEqual(["live:1", "live:2"]);
+  expect(await f.redis.zrange(clientSet("C7"), 0, -1)).toEqual(["live:1", "live:2"]);
+});
