@@ -51,7 +51,8 @@
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'hist', 'cli', 'prof', 'jbytes')
+-- the history is read only by a step that appends to it: a streamed answer's steps never copy it
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes')
 if not run[1] or not task[1] then
   return -1
 end
@@ -132,7 +133,7 @@ if ARGV[4] ~= '' then
   redis.call('DEL', KEYS[15])
 end
 if ARGV[5] ~= '' then
-  local hist = task[3]
+  local hist = redis.call('HGET', KEYS[1], 'hist')
   taskBytes = taskBytes + appendedLength(hist, ARGV[5]) - #hist
   if hist == '[]' then
     hist = '[' .. ARGV[5] .. ']'
@@ -146,10 +147,10 @@ redis.call('HSET', KEYS[1], unpack(fields))
 -- a journal nobody will read goes with this step, its bytes given back with the step's own
 local releasedBytes = 0
 if journalSeconds == 0 then
-  releasedBytes = tonumber(task[6] or 0)
+  releasedBytes = tonumber(task[5] or 0)
   redis.call('DEL', KEYS[3])
 end
-addStoredBytes(KEYS[1], KEYS[14], task[4], task[5], taskBytes, journalBytes, releasedBytes)
+addStoredBytes(KEYS[1], KEYS[14], task[3], task[4], taskBytes, journalBytes, releasedBytes)
 if ARGV[3] ~= '' then
   indexTask(KEYS[4], KEYS[19], taskId, ARGV[6], from, to)
 elseif from ~= to then
