@@ -39,7 +39,7 @@
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'rev', 'ctx')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'rev', 'ctx', 'st')
 if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
@@ -95,7 +95,7 @@ end
 local rev = tonumber(task[4]) + 1
 local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(task[5])
   .. ',"status":' .. ARGV[9] .. '}}'
-local statusBytes = #ARGV[9] - redis.call('HSTRLEN', KEYS[2], 'st')
+local statusBytes = #ARGV[9] - #(task[6] or '')
 if ARGV[12] == '1' then
   redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9], 'ts', ARGV[10])
   indexTask(KEYS[14], KEYS[15], taskId, ARGV[10], state, 'TASK_STATE_WORKING')

@@ -52,7 +52,7 @@
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
 -- the history is read only by a step that appends to it: a streamed answer's steps never copy it
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes', 'st')
 if not run[1] or not task[1] then
   return -1
 end
@@ -120,7 +120,7 @@ end
 -- the task's changed fields, written in one HSET
 local fields = {'state', to, 'rev', rev}
 if ARGV[3] ~= '' then
-  taskBytes = taskBytes + #ARGV[3] - redis.call('HSTRLEN', KEYS[1], 'st')
+  taskBytes = taskBytes + #ARGV[3] - #(task[6] or '')
   table.insert(fields, 'st')
   table.insert(fields, ARGV[3])
   table.insert(fields, 'ts')
