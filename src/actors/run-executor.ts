@@ -47,8 +47,8 @@ export interface ExecutorOptions {
   /** Where guardrails read the variable named by `guardrails.moderation.apiKeyEnv` (the entry file passes it). */
   env?: Readonly<Record<string, string | undefined>> | undefined;
   /**
-   * false: the claim only takes the lease, and the task is read and moved to WORKING after it (two more round trips,
-   * the window in which a lease can lapse before the leg begins). Default true: the claim starts the run.
+   * false: the claim only takes the lease, and the task is read after it (one more round trip, the window in which a
+   * lease can lapse before the leg begins). Default true: the claim returns the task.
    */
   startInClaim?: boolean | undefined;
   /** Told how each claimed leg ended; `startedAt` is performance.now() at the claim (metrics). */
@@ -221,10 +221,8 @@ export class RunExecutor {
         leaseMs,
         config.worker.maxAttempts,
         entry.clientId,
-        // a run that is not handed back at once starts in the claim: WORKING, and the task read in the same script
-        this.draining || this.o.startInClaim === false
-          ? undefined
-          : { status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() }, index: entry.index },
+        // a run that is not handed back at once has its task read by the claim, in the same script
+        !this.draining && this.o.startInClaim !== false,
       ),
     );
     if (typeof claim === "string") {
@@ -348,7 +346,9 @@ export class RunExecutor {
       log,
     ).start(control.startedAt);
     try {
-      if (!claim.record) await writer.status("TASK_STATE_WORKING");
+      // WORKING leaves with the handler's first output (or alone at the end of this turn); a refused step is a lost
+      // lease, which the writer reports through onLost and every later write
+      writer.start().catch(() => {});
       const legNumber = record.history.filter((message) => message.role === "ROLE_USER").length;
       const signal = control.controller.signal;
       const guardrail = this.guardrails.get(profile.name);

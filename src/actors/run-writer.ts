@@ -76,8 +76,12 @@ interface StatusWrite {
   readonly ack: boolean;
 }
 
-/** What waits for the next step: artifact updates (merged where they can be), then at most one status change. */
+/**
+ * What waits for the next step: the run's start (WORKING) when it is not written yet, artifact updates (merged where
+ * they can be), then at most one status change.
+ */
 interface Pending {
+  start: { status: TaskStatus; event: StreamResponse } | undefined;
   updates: ArtifactUpdate[];
   status: StatusWrite | undefined;
   bytes: number;
@@ -160,6 +164,18 @@ export class RunWriter {
     return message;
   }
 
+  /**
+   * The run's start: the task moves to WORKING in the run's first step, which also carries what the handler asks for
+   * in the same turn of the event loop (a handler that answers at once ends its run in one step: WORKING, its output
+   * and its end, each journaled in order as before). Resolves when it is written.
+   */
+  start(): Promise<void> {
+    const status: TaskStatus = { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() };
+    return this.add((pending) => {
+      pending.start = { status, event: { statusUpdate: { ...this.task, status } } };
+    });
+  }
+
   /** A status change (or, with state WORKING, a progress note). Resolves when it is written. */
   status(state: TaskState, options: StatusOptions = {}): Promise<void> {
     const status: TaskStatus = { state, timestamp: new Date().toISOString() };
@@ -233,14 +249,14 @@ export class RunWriter {
       // a status change closes its step: what follows waits for the step after it
       return this.afterStep(before).then(() => this.add(fill));
     }
-    this.pending ??= { updates: [], status: undefined, bytes: 0, settle: [] };
+    this.pending ??= { start: undefined, updates: [], status: undefined, bytes: 0, settle: [] };
     const pending = this.pending;
     const before = pending.bytes;
     fill(pending);
     this.backlog += pending.bytes - before;
     const written = new Promise<void>((resolve, reject) => pending.settle.push({ resolve, reject }));
     // an artifact update joins the step that waits for the interval; a status change sends it at the end of the turn
-    const waiting = this.intervalTimer !== undefined && !pending.status;
+    const waiting = this.intervalTimer !== undefined && !pending.status && !pending.start;
     if (!this.inFlight && !this.scheduled && !waiting) {
       this.scheduled = true;
       setImmediate(() => {
@@ -267,7 +283,8 @@ export class RunWriter {
 
   /** How long the pending step must still wait for the interval (0: it may go now). */
   private intervalLeft(step: Pending): number {
-    if (step.status || this.hurried || this.lostReason !== undefined || this.lastArtifactStepAt === undefined) return 0;
+    if (step.status || step.start || this.hurried || this.lostReason !== undefined) return 0;
+    if (this.lastArtifactStepAt === undefined) return 0;
     return this.lastArtifactStepAt + this.stepIntervalMs - performance.now();
   }
 
@@ -350,13 +367,19 @@ export class RunWriter {
       journalRetentionSeconds: this.retention.journalRetentionSeconds,
       inputTimeoutSeconds: this.retention.inputTimeoutSeconds,
     };
-    const { status } = step;
+    const { status, start } = step;
+    if (start && !status && events.length === 0) {
+      // the start alone: a WORKING status step
+      return { ...common, kind: "status", state: "TASK_STATE_WORKING", status: start.status, event: start.event };
+    }
+    const lead = start ? { lead: start } : {};
     if (!status) {
       const last = events.pop() as StreamResponse;
-      return { ...common, kind: "artifact", state: "TASK_STATE_WORKING", event: last, artifactEvents: events };
+      return { ...common, ...lead, kind: "artifact", state: "TASK_STATE_WORKING", event: last, artifactEvents: events };
     }
     return {
       ...common,
+      ...lead,
       kind: "status",
       state: status.state,
       status: status.status,

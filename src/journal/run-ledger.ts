@@ -41,6 +41,11 @@ export interface TransitionInput {
   /** Artifact updates journaled before `event` in the same step (chunks coalesced while a write was in flight). */
   artifactEvents?: readonly StreamResponse[] | undefined;
   /**
+   * The run's start, written with its first output: a WORKING status whose event is journaled before every other
+   * event of the step. The task moves to WORKING with it; an artifact step then stores this status as the task's.
+   */
+  lead?: { status: TaskStatus; event: StreamResponse } | undefined;
+  /**
    * The whole artifact list after this step, which replaces the stored one and empties the chunk store (compaction);
    * omitted, the step's artifact updates are appended to the chunk store (O(update)).
    */
@@ -95,9 +100,9 @@ export class RunLedger {
   /**
    * Takes the lease of a queued (or lease-expired) run, or defers it when its client is at its running-run limit.
    * `clientId` comes from the queue entry; without it (an entry written before entries named their client) it is read
-   * from the task. With `start`, a claim that will run the handler (not exhausted, no cancel requested) also moves the
-   * task to WORKING with that status, in its ListTasks indexes, and returns the task (`record`) in the same script; the
-   * indexes are named by `start.index` (from the queue entry), or, without it, by the task's own fields, read first.
+   * from the task. With `read`, a claim that will run the handler (not exhausted, no cancel requested) also returns the
+   * task (`record`) in the same script. The claim does not move the task: the run's first step (the writer's `start`)
+   * writes WORKING, with the handler's first output.
    */
   async claim(
     shard: number,
@@ -107,17 +112,11 @@ export class RunLedger {
     leaseMs: number,
     maxAttempts: number,
     clientId?: string,
-    start?: { status: TaskStatus; index?: { profile: string; contextId: string } | undefined },
+    read = false,
   ): Promise<Claim | ClaimRefusal> {
     const k = this.keys;
-    let client = clientId;
-    let index = start?.index;
-    if (client === undefined || (start && !index)) {
-      // an entry written before entries named their client, profile and context: one read of the task first
-      const [cli, profile, contextId] = await this.redis.hmget(k.task(shard, taskId), "cli", "prof", "ctx");
-      client ??= cli ?? "";
-      if (start && !index && profile != null && contextId != null) index = { profile, contextId };
-    }
+    // an entry written before entries named their client: one read of the task first
+    const client = clientId ?? (await this.redis.hget(k.task(shard, taskId), "cli")) ?? "";
     const reply = await CLAIM.run(
       this.redis,
       {
@@ -128,15 +127,7 @@ export class RunLedger {
         clientDeferred: k.clientDeferred(shard, client),
         deferred: k.deferredClients(shard),
         queue: k.queue(shard),
-        journal: k.journal(shard, taskId),
         chunks: k.artifactChunks(shard, taskId),
-        pushConfigs: k.pushConfigs(shard, taskId),
-        pushQueue: k.pushQueue(shard, taskId),
-        pushReady: k.pushReady(shard),
-        bytes: k.bytes(shard),
-        // the ListTasks indexes the started task moves in (keys named by the queue entry; unused without them)
-        clientTasks: k.clientTasks(shard, client, index?.profile ?? ""),
-        contextTasks: k.contextTasks(shard, client, index?.profile ?? "", index?.contextId ?? ""),
       },
       {
         owner,
@@ -146,11 +137,7 @@ export class RunLedger {
         clientId: client,
         clientMaxRunningTasks: this.maxRunningTasks,
         group: QUEUE_GROUP,
-        start: start ? "1" : "",
-        status: start ? JSON.stringify(start.status) : "",
-        statusTimestampMs: start ? Date.parse(start.status.timestamp ?? "") || Date.now() : "",
-        eventsChannel: k.eventsChannel(),
-        indexed: start && index ? "1" : "",
+        read: read ? "1" : "",
       },
     );
     if (!reply.ok) return reply.code;
@@ -176,6 +163,8 @@ export class RunLedger {
     const artifactEvents = (input.artifactEvents ?? []).map((event) => JSON.stringify(event));
     if (input.kind === "artifact") artifactEvents.push(JSON.stringify(input.event));
     const statusEvent = input.kind === "status" ? [JSON.stringify(input.event)] : [];
+    // an artifact step that carries the run's start stores the start's status
+    const status = input.kind === "status" ? input.status : input.lead?.status;
     return await TRANSITION.run(
       this.redis,
       {
@@ -203,10 +192,10 @@ export class RunLedger {
       {
         fence: claim.fence,
         state: input.kind === "status" ? input.state : "",
-        status: input.status ? JSON.stringify(input.status) : "",
+        status: status ? JSON.stringify(status) : "",
         artifacts: input.artifacts ? JSON.stringify(input.artifacts) : "",
         historyMessage: input.historyMessage ? JSON.stringify(input.historyMessage) : "",
-        statusTimestampMs: input.status ? Date.parse(input.status.timestamp ?? "") || Date.now() : Date.now(),
+        statusTimestampMs: status ? Date.parse(status.timestamp ?? "") || Date.now() : Date.now(),
         retentionSeconds: input.retentionSeconds,
         journalRetentionSeconds: input.journalRetentionSeconds,
         eventsChannel: k.eventsChannel(),
@@ -214,6 +203,7 @@ export class RunLedger {
         ackEntry: input.ackEntry ?? "",
         group: QUEUE_GROUP,
         clientMaxInterruptedTasks: this.settings.maxInterruptedTasks ?? 0,
+        lead: input.lead ? JSON.stringify(input.lead.event) : "",
         artifactCount: artifactEvents.length,
       },
       statusEvent.length === 0 ? artifactEvents : [...artifactEvents, ...statusEvent],

@@ -12,7 +12,7 @@ const SCRIPT_FILES = {
   accept: "accept-14.lua",
   resume: "resume-17.lua",
   transition: "transition-20.lua",
-  claim: "claim-15.lua",
+  claim: "claim-8.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",
   release: "release-3.lua",

@@ -1,5 +1,5 @@
-// claim-15.lua called by name: an actor takes a queued (or lease-expired) run, or defers it at its client's
-// running-run limit; with `start`, the same step moves the task to WORKING and returns it.
+// claim-8.lua called by name: an actor takes a queued (or lease-expired) run, or defers it at its client's
+// running-run limit; with `read`, the same step returns the task (the run's first step moves it to WORKING).
 import type { TaskState } from "../../protocol/index.ts";
 import { codeMeaning, defineScript, replyNumber, replyString, replyStrings } from "../scripts.ts";
 import type { StoredTask } from "../task-view.ts";
@@ -26,8 +26,8 @@ export interface ClaimedRun {
   clientId: string;
   profile: string;
   /**
-   * The task as the claim left it, when the claim started the run (moved it to WORKING; ARGV `start`); its caller,
-   * which knows the task's id, decodes it.
+   * The task as the claim found it, when the run is to run and the claim was asked to read it (ARGV `read`); its
+   * caller, which knows the task's id, decodes it.
    */
   stored?: StoredTask;
 }
@@ -36,37 +36,8 @@ export type ClaimReply = ({ ok: true } & ClaimedRun) | { ok: false; code: ClaimC
 
 export const CLAIM = defineScript({
   name: "claim",
-  keys: [
-    "run",
-    "task",
-    "client",
-    "clientRunning",
-    "clientDeferred",
-    "deferred",
-    "queue",
-    "journal",
-    "chunks",
-    "pushConfigs",
-    "pushQueue",
-    "pushReady",
-    "bytes",
-    "clientTasks",
-    "contextTasks",
-  ],
-  args: [
-    "owner",
-    "leaseMs",
-    "entryId",
-    "maxAttempts",
-    "clientId",
-    "clientMaxRunningTasks",
-    "group",
-    "start",
-    "status",
-    "statusTimestampMs",
-    "eventsChannel",
-    "indexed",
-  ],
+  keys: ["run", "task", "client", "clientRunning", "clientDeferred", "deferred", "queue", "chunks"],
+  args: ["owner", "leaseMs", "entryId", "maxAttempts", "clientId", "clientMaxRunningTasks", "group", "read"],
   decode(reply): ClaimReply {
     if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("claim", CLAIM_CODES, reply) };
     const [fence, tries, exhausted, cancel, state, clientId, profile, fields, chunks] = reply;

@@ -33,8 +33,12 @@
     ARGV[11] queue entry id to acknowledge and delete when the step ends the leg, or ""
     ARGV[12] consumer group
     ARGV[13] the client's interrupted-task limit when its record has none (0 = none)
-    ARGV[14] n, the number of artifact events    ARGV[15 .. 14+n] artifact events (StreamResponse JSON), in order
-    ARGV[15+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+    ARGV[14] the run's start, or "": a WORKING status event journaled before the step's other events (the claim does
+             not move the task; the run's first step does, with the handler's first output). The task moves to
+             WORKING before the step's own move, which the state machine then checks from WORKING; with ARGV[2] = ""
+             the step ends in WORKING and ARGV[3] is the start's status
+    ARGV[15] n, the number of artifact events    ARGV[16 .. 15+n] artifact events (StreamResponse JSON), in order
+    ARGV[16+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
            queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
@@ -58,15 +62,23 @@ if not run[1] or not task[1] then
 end
 
 local from = task[1]
-local to = from
-local artifactCount = tonumber(ARGV[14])
+local artifactCount = tonumber(ARGV[15])
 if TERMINAL[from] then
   return -3
 end
 if run[1] ~= ARGV[1] or run[2] ~= 'running' then
   return -2
 end
-if artifactCount > 0 and from == 'TASK_STATE_INPUT_REQUIRED' then
+-- the state the step's own events start from: WORKING once the run's start is written
+local at = from
+if ARGV[14] ~= '' then
+  if INTERRUPTED[from] then
+    return -3
+  end
+  at = 'TASK_STATE_WORKING'
+end
+local to = at
+if artifactCount > 0 and at == 'TASK_STATE_INPUT_REQUIRED' then
   return -3
 end
 if ARGV[2] ~= '' then
@@ -74,7 +86,7 @@ if ARGV[2] ~= '' then
   if to == 'TASK_STATE_SUBMITTED' then
     return -3
   end
-  if from == 'TASK_STATE_INPUT_REQUIRED' and not TERMINAL[to] then
+  if at == 'TASK_STATE_INPUT_REQUIRED' and not TERMINAL[to] then
     return -3
   end
   if not (TERMINAL[to] or INTERRUPTED[to] or to == 'TASK_STATE_WORKING') then
@@ -107,7 +119,10 @@ local function journal(event)
   end
   enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
 end
-for i = 15, 14 + artifactCount do
+if ARGV[14] ~= '' then
+  journal(ARGV[14])
+end
+for i = 16, 15 + artifactCount do
   journal(ARGV[i])
   if ARGV[4] == '' then
     redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
@@ -115,7 +130,7 @@ for i = 15, 14 + artifactCount do
   end
 end
 if ARGV[2] ~= '' then
-  journal(ARGV[15 + artifactCount])
+  journal(ARGV[16 + artifactCount])
 end
 -- the task's changed fields, written in one HSET
 local fields = {'state', to, 'rev', rev}

@@ -62,6 +62,7 @@ export const TRANSITION = defineScript({
     "ackEntry",
     "group",
     "clientMaxInterruptedTasks",
+    "lead",
     "artifactCount",
   ],
   decode(reply): TransitionReply {

@@ -48,9 +48,21 @@ async function lostRun(inst: Installation, maxAttempts: number): Promise<string>
     | null;
   const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
   if (!entry) throw new Error("no queue entry read");
-  const status = { state: "TASK_STATE_WORKING" as const, timestamp: new Date().toISOString() };
-  const claim = await f.ledger.claim(0, taskId, entry.id, "gone", 1000, maxAttempts, inst.clientId, { status });
+  const claim = await f.ledger.claim(0, taskId, entry.id, "gone", 1000, maxAttempts, inst.clientId, true);
   if (typeof claim === "string") throw new Error(`claim refused: ${claim}`);
+  // the run's start, as its actor writes it before it is lost
+  const status = { state: "TASK_STATE_WORKING" as const, timestamp: new Date().toISOString() };
+  const contextId = claim.record?.contextId ?? "";
+  const started = await f.ledger.transition({
+    claim,
+    kind: "status",
+    state: "TASK_STATE_WORKING",
+    status,
+    event: { statusUpdate: { taskId, contextId, status } },
+    retentionSeconds: 3600,
+    journalRetentionSeconds: 0,
+  });
+  expect(started.ok).toBe(true);
   await f.redis.xack(f.keys.queue(0), QUEUE_GROUP, entry.id);
   await f.redis.xdel(f.keys.queue(0), entry.id);
   const lease = Number((await run(inst, taskId)).lease);

@@ -303,13 +303,23 @@ describe("ListTasks", () => {
       taskId: resumed.taskId,
       message: userMessage("more", { contextId: resumed.contextId }),
     });
-    // the claim that starts a run moves the task to WORKING itself
+    // a run's start written with its first output moves the task to WORKING in the same step
     const entry = await f.redis.hget(f.keys.run(0, started.taskId), "entry");
-    const claim = await f.ledger.claim(0, started.taskId, entry ?? "", "a1", 30_000, 3, clientId, {
-      status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
-      index: { profile: PROFILE, contextId: started.contextId },
-    });
-    expect(typeof claim).toBe("object");
+    const claim = await f.ledger.claim(0, started.taskId, entry ?? "", "a1", 30_000, 3, clientId, true);
+    if (typeof claim === "string") throw new Error(claim);
+    const status = { state: "TASK_STATE_WORKING" as const, timestamp: new Date().toISOString() };
+    const task = { taskId: started.taskId, contextId: started.contextId };
+    const artifact = { artifactId: "a", parts: [{ text: "first" }] };
+    expect(
+      await f.ledger.transition({
+        claim,
+        kind: "artifact",
+        state: "TASK_STATE_WORKING",
+        event: { artifactUpdate: { ...task, artifact } },
+        lead: { status, event: { statusUpdate: { ...task, status } } },
+        ...RETENTION,
+      }),
+    ).toMatchObject({ ok: true });
     await move(f, await claimTask(f, expired), expired, "TASK_STATE_AUTH_REQUIRED");
     await expectListedByState(f, clientId);
 

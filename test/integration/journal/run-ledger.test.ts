@@ -140,70 +140,131 @@ describe("claim", () => {
   });
 });
 
-describe("claim that starts the run", () => {
-  const start = () => ({ status: { state: "TASK_STATE_WORKING" as const, timestamp: new Date().toISOString() } });
+describe("claim that reads the task, and the run's start in its first step", () => {
+  const working = (task: AcceptedTask, at = new Date().toISOString()) => {
+    const status = { state: "TASK_STATE_WORKING" as const, timestamp: at };
+    return { status, event: { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status } } };
+  };
+  const artifactEvent = (task: AcceptedTask) => ({
+    artifactUpdate: {
+      taskId: task.taskId,
+      contextId: task.contextId,
+      artifact: { artifactId: "a", parts: [{ text: "out" }] },
+    },
+  });
 
-  test("moves the task to WORKING (revision, status, journal entry, notice, stored bytes) and returns it", async () => {
+  test("returns the task as it is and writes nothing to it: no revision, no journal entry", async () => {
     const task = await acceptTask(f, clientId, { text: "start me" });
     const entryId = await currentEntry(f, task);
+    const before = await f.redis.hgetall(f.keys.task(0, task.taskId));
+    const journalBefore = await f.redis.xlen(f.keys.journal(0, task.taskId));
+    const claim = await f.ledger.claim(0, task.taskId, entryId, "a1", 30_000, 3, clientId, true);
+    if (typeof claim === "string") throw new Error(claim);
+    expect(claim).toMatchObject({ fence: 1, tries: 1, state: "TASK_STATE_SUBMITTED", clientId, profile: PROFILE });
+    expect(claim.record).toMatchObject({ id: task.taskId, contextId: task.contextId, state: "TASK_STATE_SUBMITTED" });
+    expect(claim.record?.rev).toBe(1);
+    expect(claim.record?.history[0]?.parts).toEqual([{ text: "start me" }]);
+    expect(await f.redis.hgetall(f.keys.task(0, task.taskId))).toEqual(before);
+    expect(await f.redis.xlen(f.keys.journal(0, task.taskId))).toBe(journalBefore);
+  });
+
+  test("a run that ends at once is one step: WORKING, its output and its end journaled in order, one notice", async () => {
+    const task = await acceptTask(f, clientId, { text: "answer at once" });
+    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a1", 30_000, 3, clientId, true);
+    if (typeof claim === "string") throw new Error(claim);
     const listener = server.client();
     await listener.subscribe(f.keys.eventsChannel());
-    const noticed = new Promise<string>((resolve) =>
-      listener.on("message", (_channel: string, notice: string) => {
-        if (notice.startsWith(task.taskId)) resolve(notice);
-      }),
-    );
-    const claim = await f.ledger.claim(0, task.taskId, entryId, "a1", 30_000, 3, clientId, start());
-    if (typeof claim === "string") throw new Error(claim);
-    expect(claim).toMatchObject({ fence: 1, tries: 1, state: "TASK_STATE_WORKING", clientId, profile: PROFILE });
-    expect(claim.record).toMatchObject({
-      id: task.taskId,
-      contextId: task.contextId,
-      state: "TASK_STATE_WORKING",
-      rev: 2,
+    const notices: string[] = [];
+    listener.on("message", (_channel: string, notice: string) => {
+      if (notice.startsWith(task.taskId)) notices.push(notice);
     });
-    expect(claim.record?.history[0]?.parts).toEqual([{ text: "start me" }]);
-    const [last] = await f.redis.xrevrange(f.keys.journal(0, task.taskId), "+", "-", "COUNT", 1);
-    const event = JSON.parse(last?.[1][3] ?? "{}");
-    expect(event).toEqual({
-      statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: claim.record?.status },
+    const start = working(task);
+    const at = new Date(Date.now() + 5000).toISOString();
+    const result = await move(f, claim, task, "TASK_STATE_COMPLETED", {
+      lead: start,
+      artifactEvents: [artifactEvent(task)],
+      status: { state: "TASK_STATE_COMPLETED", timestamp: at },
     });
-    const [bytes, jbytes] = await f.redis.hmget(f.keys.task(0, task.taskId), "bytes", "jbytes");
-    const fields = await f.redis.hgetall(f.keys.task(0, task.taskId));
-    // the task's values and its fixed charge for keys and bookkeeping (include/stored-bytes.lua)
-    expect(Number(bytes)).toBe(1024 + fields.st!.length + fields.hist!.length + fields.arts!.length);
+    expect(result).toEqual({ ok: true, rev: 4 });
     const journal = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", "+");
-    expect(Number(jbytes)).toBe(journal.reduce((n, [, entry]) => n + (entry[3] ?? "").length, 0));
-    expect(await noticed).toBe(`${task.taskId} TASK_STATE_WORKING 2`);
+    const events = journal.map(([, entry]) => [Number(entry[1]), JSON.parse(entry[3] ?? "{}")]);
+    expect(events.slice(-3)).toEqual([
+      [2, start.event],
+      [3, artifactEvent(task)],
+      [
+        4,
+        { statusUpdate: { taskId: task.taskId, contextId: task.contextId, status: { state: "TASK_STATE_COMPLETED" } } },
+      ],
+    ]);
+    const stored = await f.redis.hmget(f.keys.task(0, task.taskId), "state", "rev", "st", "ts");
+    expect(stored).toEqual([
+      "TASK_STATE_COMPLETED",
+      "4",
+      JSON.stringify({ state: "TASK_STATE_COMPLETED", timestamp: at }),
+      String(Date.parse(at)),
+    ]);
+    // the task moved in its indexes once, to its end's time, and is listed under COMPLETED only
+    expect(Number(await f.redis.zscore(f.keys.clientTasks(0, clientId, PROFILE), task.taskId))).toBe(Date.parse(at));
+    expect(await f.redis.zscore(f.keys.stateTasks(0, clientId, PROFILE, "TASK_STATE_COMPLETED"), task.taskId)).toBe(
+      String(Date.parse(at)),
+    );
+    for (const state of ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"] as const) {
+      expect(await f.redis.zscore(f.keys.stateTasks(0, clientId, PROFILE, state), task.taskId)).toBeNull();
+    }
+    // a PING answered after the PUBLISH: every notice of the step has reached the listener by then
+    await listener.ping();
+    expect(notices).toEqual([`${task.taskId} TASK_STATE_COMPLETED 4`]);
     listener.disconnect();
   });
 
-  test("moves the task in its ListTasks indexes to the WORKING time, with the keys its queue entry names", async () => {
-    const task = await acceptTask(f, clientId, { text: "index me" });
-    const entryId = await currentEntry(f, task);
-    const [[, fields] = ["", []]] = await f.redis.xrange(f.keys.queue(0), entryId, entryId);
-    const named = (name: string) => fields[fields.indexOf(name) + 1] ?? "";
-    expect({ prof: named("prof"), ctx: named("ctx") }).toEqual({ prof: PROFILE, ctx: task.contextId });
+  test("a start with output only leaves the task WORKING with the start's status and time", async () => {
+    const task = await acceptTask(f, clientId);
+    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a1", 30_000, 3, clientId, true);
+    if (typeof claim === "string") throw new Error(claim);
     const at = new Date(Date.now() + 5000).toISOString();
-    const claim = await f.ledger.claim(0, task.taskId, entryId, "a1", 30_000, 3, clientId, {
-      status: { state: "TASK_STATE_WORKING", timestamp: at },
-      index: { profile: named("prof"), contextId: named("ctx") },
+    const start = working(task, at);
+    const result = await f.ledger.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event: artifactEvent(task),
+      lead: start,
+      ...RETENTION,
     });
-    expect(typeof claim).toBe("object");
+    expect(result).toEqual({ ok: true, rev: 3 });
+    const stored = await f.redis.hmget(f.keys.task(0, task.taskId), "state", "st", "ts");
+    expect(stored).toEqual(["TASK_STATE_WORKING", JSON.stringify(start.status), String(Date.parse(at))]);
     const indexes = [
       f.keys.clientTasks(0, clientId, PROFILE),
       f.keys.contextTasks(0, clientId, PROFILE, task.contextId),
+      f.keys.stateTasks(0, clientId, PROFILE, "TASK_STATE_WORKING"),
     ];
     for (const index of indexes) expect(Number(await f.redis.zscore(index, task.taskId))).toBe(Date.parse(at));
-    expect(await f.redis.hget(f.keys.task(0, task.taskId), "ts")).toBe(String(Date.parse(at)));
+    const journal = await f.redis.xrange(f.keys.journal(0, task.taskId), "-", "+");
+    expect(journal.slice(-2).map(([, entry]) => JSON.parse(entry[3] ?? "{}"))).toEqual([
+      start.event,
+      artifactEvent(task),
+    ]);
   });
 
-  test("an exhausted or cancel-requested claim does not start: no task returned, the task as it was", async () => {
+  test("a start is refused on an interrupted task, and writes nothing", async () => {
+    const task = await acceptTask(f, clientId);
+    const claim = await claimTask(f, task);
+    await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED");
+    // the run waits for input: make it look running again, as only a broken writer could, to reach the state check
+    await f.redis.hset(f.keys.run(0, task.taskId), "state", "running");
+    const before = await dumpUnder(f.redis, f.prefix);
+    const result = await move(f, claim, task, "TASK_STATE_COMPLETED", { lead: working(task) });
+    expect(result).toEqual({ ok: false, reason: "illegal" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+  });
+
+  test("an exhausted or cancel-requested claim does not return the task, and leaves it as it was", async () => {
     const task = await acceptTask(f, clientId);
     await claimTask(f, task, 20);
     expect(await f.journal.cancel(clientId, task.taskId, PROFILE, RETENTION)).toEqual({ canceledNow: false });
     await Bun.sleep(30);
-    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a2", 30_000, 3, clientId, start());
+    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a2", 30_000, 3, clientId, true);
     if (typeof claim === "string") throw new Error(claim);
     expect(claim.cancelRequested).toBe(true);
     expect(claim.record).toBeUndefined();

@@ -49,6 +49,62 @@ const text = (step: TransitionInput) =>
   );
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+describe("RunWriter: the run's start", () => {
+  const writerOn = (ledger: StepLedger) =>
+    new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {});
+
+  test("a handler that answers in the start's turn ends its run in one step: WORKING first, then its output and end", async () => {
+    const ledger = new StepLedger();
+    const writer = writerOn(ledger);
+    const started = writer.start();
+    const out = writer.artifact({ artifactId: "r", parts: [{ text: "hi" }] });
+    const end = writer.status("TASK_STATE_COMPLETED");
+    await Promise.all([started, out, end]);
+    expect(ledger.steps).toHaveLength(1);
+    const [step] = ledger.steps;
+    expect(step?.kind).toBe("status");
+    expect(step?.state).toBe("TASK_STATE_COMPLETED");
+    expect(step?.lead?.status.state).toBe("TASK_STATE_WORKING");
+    expect(step?.lead?.event.statusUpdate?.status).toEqual(step?.lead?.status);
+    expect(step ? text(step) : []).toEqual(["hi"]);
+  });
+
+  test("a handler that waits for I/O first: WORKING alone at the end of the turn, its output in the next step", async () => {
+    const ledger = new StepLedger();
+    const writer = writerOn(ledger);
+    const started = writer.start();
+    await tick();
+    await started;
+    expect(ledger.steps).toHaveLength(1);
+    expect(ledger.steps[0]).toMatchObject({ kind: "status", state: "TASK_STATE_WORKING" });
+    expect(ledger.steps[0]?.lead).toBeUndefined();
+    expect(ledger.steps[0]?.event.statusUpdate?.status.state).toBe("TASK_STATE_WORKING");
+    await writer.artifact({ artifactId: "r", parts: [{ text: "later" }] });
+    expect(ledger.steps).toHaveLength(2);
+    expect(ledger.steps[1]?.kind).toBe("artifact");
+    expect(ledger.steps[1]?.lead).toBeUndefined();
+  });
+
+  test("output without an end in the start's turn: one artifact step that carries the start", async () => {
+    const ledger = new StepLedger();
+    const writer = writerOn(ledger);
+    await Promise.all([writer.start(), writer.artifact({ artifactId: "r", parts: [{ text: "a" }] })]);
+    expect(ledger.steps).toHaveLength(1);
+    expect(ledger.steps[0]?.kind).toBe("artifact");
+    expect(ledger.steps[0]?.lead?.status.state).toBe("TASK_STATE_WORKING");
+  });
+
+  test("with a step interval, the start and the first output leave at once", async () => {
+    const ledger = new StepLedger();
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, () => {}, {
+      stepIntervalMs: 60_000,
+    });
+    await Promise.all([writer.start(), writer.artifact({ artifactId: "r", parts: [{ text: "a" }] })]);
+    expect(ledger.steps).toHaveLength(1);
+    expect(ledger.steps[0]?.lead).toBeDefined();
+  });
+});
+
 describe("RunWriter", () => {
   test("a step refused at the client's interrupted-task limit is written again as FAILED, saying why", async () => {
     // the ledger refuses what would interrupt the task, as the transition script does at the limit

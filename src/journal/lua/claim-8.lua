@@ -5,28 +5,22 @@
   started: it is deferred (no try counted, the queue entry acknowledged and deleted, the run in the client's deferred
   set, first deferral time kept) until one of the client's runs ends and promote queues it again. A reclaimed run
   (state running, lease expired) is already counted and never deferred. With ARGV[8] = "1" a claim that will run the
-  handler (not exhausted, no cancel requested) also moves the task to WORKING as a transition does (revision, status,
-  journal entry, webhooks, ListTasks indexes, stored bytes, notice) and returns the task, so that the run needs no
-  other read. The indexes' keys come from the queue entry, which names the task's profile and context.
+  handler (not exhausted, no cancel requested) also returns the task, so that the run needs no other read. The claim
+  does not move the task: the run's first step writes WORKING, together with the handler's first output (transition,
+  ARGV[14]), so that a run that ends at once is one status change, not two.
 
     KEYS[1] run   KEYS[2] task   KEYS[3] client (HASH: the record, field maxrun)
     KEYS[4] clientRunning (SET: the client's runs that actors execute now)
     KEYS[5] clientDeferred (ZSET: the client's deferred runs' task ids -> first deferral, ms)
-    KEYS[6] deferred (SET: the shard's clients with deferred runs)   KEYS[7] queue (STREAM)
-    KEYS[8] journal   KEYS[9] chunks   KEYS[10] pushConfigs   KEYS[11] pushQueue   KEYS[12] pushReady
-    KEYS[13] bytes (HASH of stored-bytes counters)
-    KEYS[14] clientTasks   KEYS[15] contextTasks (the task's ListTasks indexes, when ARGV[12] = "1")
+    KEYS[6] deferred (SET: the shard's clients with deferred runs)   KEYS[7] queue (STREAM)   KEYS[8] chunks
     ARGV[1] owner (consumer name)   ARGV[2] lease (ms)   ARGV[3] queue entry id being processed
     ARGV[4] max attempts   ARGV[5] client id (from the queue entry)
     ARGV[6] the client's running-run limit when its record has none (0 = none)   ARGV[7] consumer group
-    ARGV[8] "1" to start the run (WORKING, and the task returned), "" to claim only
-    ARGV[9] status JSON (WORKING)   ARGV[10] status timestamp (ms)   ARGV[11] events channel
-    ARGV[12] "1" when KEYS[14] and KEYS[15] are the task's indexes (the queue entry named its profile and context), ""
-             for an entry written before entries did: the task then keeps its place until its next status
+    ARGV[8] "1" to return the task when the run is to run, "" to claim only
 
   Returns: {fence, tries, exhausted (1 when tries > max attempts), cancel (1 when a cancel was requested),
-            task state (WORKING when started), client id, profile, and when started: the task's fields (HGETALL, flat)
-            and its chunk store (or "")};
+            task state, client id, profile, and with ARGV[8] = "1" when the run is to run: the task's fields
+            (HGETALL, flat) and its chunk store (or "")};
            0 deferred: the client is at its running-run limit (the entry is acknowledged and deleted, the run waits);
            -1 no such run or task, or the task is not that client's (orphan entry); -2 nothing to run (task terminal,
            or the run waits for input or is done); -3 the entry is not the run's current queue entry (stale); -4 the
@@ -34,12 +28,10 @@
 ]]
 -- @include "clock"
 -- @include "task-states"
--- @include "stored-bytes"
--- @include "push-outbox"
 -- @include "task-index"
 
 local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'rev', 'ctx', 'st')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof')
 if not task[1] or task[2] ~= ARGV[5] then
   return -1
 end
@@ -92,19 +84,5 @@ local cancel = tonumber(run[7] or 0)
 if ARGV[8] ~= '1' or exhausted == 1 or cancel == 1 then
   return {fence, tries, exhausted, cancel, state, task[2], task[3]}
 end
-local rev = tonumber(task[4]) + 1
-local event = '{"statusUpdate":{"taskId":' .. cjson.encode(taskId) .. ',"contextId":' .. cjson.encode(task[5])
-  .. ',"status":' .. ARGV[9] .. '}}'
-local statusBytes = #ARGV[9] - #(task[6] or '')
-if ARGV[12] == '1' then
-  redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9], 'ts', ARGV[10])
-  indexTask(KEYS[14], KEYS[15], taskId, ARGV[10], state, 'TASK_STATE_WORKING')
-else
-  redis.call('HSET', KEYS[2], 'state', 'TASK_STATE_WORKING', 'rev', rev, 'st', ARGV[9])
-end
-redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
-addStoredBytes(KEYS[2], KEYS[13], task[2], task[3], statusBytes, #event)
-enqueueDeliveries(KEYS[10], KEYS[11], KEYS[12], taskId, rev, event)
-notifyChange(ARGV[11], taskId, 'TASK_STATE_WORKING', rev)
-return {fence, tries, exhausted, cancel, 'TASK_STATE_WORKING', task[2], task[3], redis.call('HGETALL', KEYS[2]),
-  redis.call('GET', KEYS[9]) or ''}
+return {fence, tries, exhausted, cancel, state, task[2], task[3], redis.call('HGETALL', KEYS[2]),
+  redis.call('GET', KEYS[8]) or ''}
