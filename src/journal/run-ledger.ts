@@ -17,7 +17,7 @@ import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
 /** The run an actor holds after a successful claim. `fence` must accompany every write. */
 export interface Claim extends Omit<ClaimedRun, "stored"> {
-  /** The task as the claim left it, when the claim started the run (moved it to WORKING). */
+  /** The task as the claim found it, when the claim read it (the run is to run). */
   record?: TaskRecord;
   shard: number;
   taskId: string;
