@@ -6,7 +6,10 @@ import { INTERRUPTED_STATES, TERMINAL_STATES } from "../../src/protocol/index.ts
 import { keysUnder, redisTimeMs } from "../support/redis.ts";
 
 export interface InvariantOptions {
-  /** Lease plus reclaim interval (ms): a WORKING task whose run lease expired longer ago than this is stuck. */
+  /**
+   * Lease plus reclaim interval (ms): a WORKING task, or one whose run is running, whose run lease expired longer ago
+   * than this is stuck.
+   */
   stuckAfterMs: number;
   /**
    * Redis time (ms) since which workers could reach Redis again after an outage or a pause: a lease that lapsed
@@ -82,9 +85,13 @@ export async function checkInvariants(
         violations.push(`task ${taskId} (${state}, run ${runState}) has neither a queue entry nor a live lease`);
       }
       const expiredSince = Math.max(leaseMs, options.reachableSince ?? 0);
-      if (state === "TASK_STATE_WORKING" && leaseMs > 0 && now - expiredSince > options.stuckAfterMs) {
+      // a claimed run's task is still SUBMITTED until the run's first step: the run's state says it is taken
+      const taken = state === "TASK_STATE_WORKING" || runState === "running";
+      if (taken && leaseMs > 0 && now - expiredSince > options.stuckAfterMs) {
         const reachable = expiredSince > leaseMs ? `, ${now - expiredSince} ms of them with Redis reachable` : "";
-        violations.push(`task ${taskId} stuck WORKING ${now - leaseMs} ms past its lease${reachable}`);
+        violations.push(
+          `task ${taskId} stuck ${state} (run ${runState}) ${now - leaseMs} ms past its lease${reachable}`,
+        );
       }
     } else if (rest.startsWith("pushq:")) {
       const pending = await redis.llen(key);
