@@ -2,7 +2,7 @@
 // keys.waiting() and in the client's own ZSET keys.clientWaiting(), both renewed by one process-wide timer, so a
 // gateway that dies leaks its capacity for one TTL at most, and no client can hold every waiting slot.
 
-import type { CapacityLeases, KeySpace } from "../journal/index.ts";
+import type { CapacityLeases, KeySpace, WaitingLeaseRequest } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
 export interface WaitingLeasesOptions {
@@ -48,9 +48,34 @@ export class WaitingLeases {
       ? await this.acquireBoth(clientKey, member)
       : await this.acquireOneByOne(clientKey, member);
     if (refused) return refused;
-    this.held.set(member, clientKey);
-    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(ttlMs / 3)));
+    this.hold(member, clientKey);
     return undefined;
+  }
+
+  /**
+   * The waiting leases of a request for the accept script to take with its new task, in the same step, or undefined on
+   * a Cluster (the installation's set is in no shard's slot: `acquire` then). The lease counts as held from now on, so
+   * that `release` gives it back whatever the accept answers (a refused accept wrote none: the release is a no-op).
+   */
+  joinAccept(requestId: string, clientId: string): WaitingLeaseRequest | undefined {
+    const { leases, keys, ttlMs, max, maxPerClient } = this.options;
+    if (!leases.pairsAcrossSlots) return undefined;
+    const member = this.member(requestId);
+    const clientKey = keys.clientWaiting(keys.shardOf(clientId), clientId);
+    this.hold(member, clientKey);
+    return {
+      member,
+      clientKey,
+      installationKey: keys.waiting(),
+      ttlMs,
+      maxClient: maxPerClient,
+      maxInstallation: max,
+    };
+  }
+
+  private hold(member: string, clientKey: string): void {
+    this.held.set(member, clientKey);
+    this.timer ??= setInterval(() => this.renewAll(), Math.max(100, Math.floor(this.options.ttlMs / 3)));
   }
 
   private async acquireBoth(clientKey: string, member: string): Promise<WaitingRefusal | undefined> {

@@ -41,8 +41,15 @@ export type {
   ResumeInput,
   Snapshot,
   TaskHead,
+  WaitingLeaseRequest,
 } from "./task-journal.ts";
-export { LIST_FILTER_READS, parseJournalEntry, storeFailure, TaskJournal } from "./task-journal.ts";
+export {
+  LIST_FILTER_READS,
+  parseJournalEntry,
+  storeFailure,
+  TaskJournal,
+  WaitingFullError,
+} from "./task-journal.ts";
 export {
   applyArtifact,
   assembleArtifacts,

@@ -68,6 +68,30 @@ export interface AcceptInput {
   pushConfig?: TaskPushNotificationConfig | undefined;
   /** W3C Trace Context of the request, stored with the run so that its worker continues the trace ("" or absent: none). */
   traceContext?: string | undefined;
+  /** A blocking request's waiting leases, taken in the same script (accept only; resume ignores it). */
+  waiting?: WaitingLeaseRequest | undefined;
+}
+
+/**
+ * A blocking request's waiting leases, taken by the accept script with the task (one node only: the installation's
+ * set is in no shard's slot). The keys and maxima are the gateway's (WaitingLeases).
+ */
+export interface WaitingLeaseRequest {
+  member: string;
+  clientKey: string;
+  installationKey: string;
+  ttlMs: number;
+  /** The client's share and the installation's maximum (0 = none). */
+  maxClient: number;
+  maxInstallation: number;
+}
+
+/** The accept refused a blocking request's waiting leases: its client's share, or the installation's, is taken. */
+export class WaitingFullError extends Error {
+  override readonly name = "WaitingFullError";
+  constructor(readonly which: "client" | "installation") {
+    super(`the ${which}'s waiting requests are at their maximum`);
+  }
 }
 
 export interface ResumeInput extends AcceptInput {
@@ -229,7 +253,7 @@ export class TaskJournal {
     throw refusalError(refusal, { clientId, profile, retryAfterSeconds: this.settings.retryAfterSeconds });
   }
 
-  /** The keys accept and resume share (see accept-14.lua and resume-17.lua). */
+  /** The keys accept and resume share (see accept-16.lua and resume-17.lua). */
   private acceptKeys(
     shard: number,
     clientId: string,
@@ -267,6 +291,9 @@ export class TaskJournal {
     const timestamp = new Date();
     const stored: Message = { ...message, taskId, contextId };
     const status: TaskStatus = { state: "TASK_STATE_SUBMITTED", timestamp: timestamp.toISOString() };
+    const { waiting } = input;
+    // without waiting leases the script touches neither set: the client's set stands for both (its shard's slot)
+    const clientWaiting = waiting?.clientKey ?? this.keys.clientWaiting(shard, clientId);
     let reply: AcceptReply;
     try {
       reply = await ACCEPT.run(
@@ -276,6 +303,8 @@ export class TaskJournal {
           clientInterrupted: this.keys.clientInterrupted(shard, clientId),
           bytes: this.keys.bytes(shard),
           contextTasks: this.keys.contextTasks(shard, clientId, profile, contextId),
+          clientWaiting,
+          waiting: waiting?.installationKey ?? clientWaiting,
         },
         {
           livenessSeconds: this.settings.livenessSeconds,
@@ -297,6 +326,10 @@ export class TaskJournal {
           profileMaxStoredBytes: input.profileMaxStoredBytes ?? 0,
           clientMaxInterruptedTasks: this.clientDefaults.maxInterruptedTasks,
           traceContext: input.traceContext ?? "",
+          waitingMember: waiting?.member ?? "",
+          waitingTtlMs: waiting?.ttlMs ?? 0,
+          clientMaxWaiting: waiting?.maxClient ?? 0,
+          maxWaiting: waiting?.maxInstallation ?? 0,
         },
       );
     } catch (error) {
@@ -304,6 +337,8 @@ export class TaskJournal {
     }
     if (!reply.ok) {
       if (reply.code === "messageIdReused") throw new MessageIdReusedError(message.messageId);
+      if (reply.code === "clientWaiting") throw new WaitingFullError("client");
+      if (reply.code === "installationWaiting") throw new WaitingFullError("installation");
       this.refuse(reply.code, clientId, profile);
     }
     // A repeat is confirmed too: the first answer may have been a refusal because its write was not replicated yet.

@@ -1,4 +1,4 @@
-// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-14.lua (fresh task and dedup keys per
+// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-16.lua (fresh task and dedup keys per
 // call via __rand_int__, a live beat and a client record seeded), and TaskJournal.accept in-process without HTTP.
 // Standalone: `bun test/load/accept-script.ts [--quick]` against a redis-server of its own.
 import { spawnSync } from "node:child_process";
@@ -58,6 +58,9 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
         clientInterrupted: keys.clientInterrupted(0, clientId),
         bytes: keys.bytes(0),
         contextTasks: keys.contextTasks(0, clientId, "echo", "C"),
+        // a returnImmediately accept takes no waiting leases: the client's set stands for both, untouched
+        clientWaiting: keys.clientWaiting(0, clientId),
+        waiting: keys.clientWaiting(0, clientId),
       },
       {
         livenessSeconds: 3600,
@@ -79,6 +82,10 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
         profileMaxStoredBytes: 0,
         clientMaxInterruptedTasks: 0,
         traceContext: "",
+        waitingMember: "",
+        waitingTtlMs: 0,
+        clientMaxWaiting: 0,
+        maxWaiting: 0,
       },
     );
     const args = ["EVALSHA", sha, String(ACCEPT.keys.length), ...call.map(String)];
@@ -97,7 +104,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       p999: Number.NaN,
       max: row.max,
     };
-    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-14.lua sha> 14 <keys…> <args…>"].join(" ");
+    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-16.lua sha> 16 <keys…> <args…>"].join(" ");
     return { summary, command: shown, created };
   } finally {
     admin.disconnect();

@@ -10,6 +10,7 @@ import {
   type TaskRecord,
   type TaskViewOptions,
   toTask,
+  WaitingFullError,
 } from "../../journal/index.ts";
 import type { SendMessageResponse } from "../../protocol/index.ts";
 import {
@@ -26,6 +27,7 @@ import {
 import { carrierOf } from "../../tracing/index.ts";
 import { inlinePushConfig } from "../push-config-rules.ts";
 import { traceWait } from "../request-span.ts";
+import type { WaitingRefusal } from "../waiting-leases.ts";
 import { checkIncomingMessage, checkMetadataSize } from "./message-checks.ts";
 import { type OperationCall, stopIfTimedOut } from "./operation-call.ts";
 
@@ -101,6 +103,27 @@ export function messageInput(call: OperationCall<SendMethod>): { input: AcceptIn
   return { input, view: { historyLength: configuration?.historyLength } };
 }
 
+/** The answer to a blocking request that found its client's share, or the installation's, of waiting slots taken. */
+function waitingRefusal(call: OperationCall<"SendMessage">, refused: WaitingRefusal): CapacityError {
+  const { config, retryAfterSeconds } = call.context;
+  if (refused === "installation") {
+    const max = config.server.maxWaitingRequests;
+    return new CapacityError(
+      REFUSAL_REASONS.waitingRequests,
+      `${max} blocking requests are waiting already; retry, or send returnImmediately: true and poll`,
+      retryAfterSeconds,
+      { limit: String(max) },
+    );
+  }
+  const max = clientWaitingShare(config);
+  return new CapacityError(
+    REFUSAL_REASONS.clientWaitingRequests,
+    `This client has ${max} blocking requests waiting already; retry, or send returnImmediately: true and poll`,
+    retryAfterSeconds,
+    { limit: String(max) },
+  );
+}
+
 export async function sendMessage(call: OperationCall<"SendMessage">): Promise<SendMessageResponse> {
   const { context, client, params } = call;
   const { journal, waiting, tail, config } = context;
@@ -115,30 +138,24 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     return { task: toTask(current, view) };
   }
 
-  const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
-  if (refused === "installation") {
-    const max = config.server.maxWaitingRequests;
-    throw new CapacityError(
-      REFUSAL_REASONS.waitingRequests,
-      `${max} blocking requests are waiting already; retry, or send returnImmediately: true and poll`,
-      context.retryAfterSeconds,
-      { limit: String(max) },
-    );
-  }
-  if (refused === "client") {
-    const max = clientWaitingShare(config);
-    throw new CapacityError(
-      REFUSAL_REASONS.clientWaitingRequests,
-      `This client has ${max} blocking requests waiting already; retry, or send returnImmediately: true and poll`,
-      context.retryAfterSeconds,
-      { limit: String(max) },
-    );
+  // A new task's accept takes the waiting leases in its own step (one node); a follow-up, or a Cluster, first.
+  const joined = input.message.taskId === undefined ? waiting.joinAccept(call.requestId, client.id) : undefined;
+  if (!joined) {
+    const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
+    if (refused) throw waitingRefusal(call, refused);
   }
   try {
     stopIfTimedOut(call);
     // taken before the write: with the task the accept script returns, the wait needs no first read of it
     const mark = tail.mark();
-    const { taskId, record } = await store(call, input);
+    const { taskId, record, created } = await store(call, { ...input, waiting: joined }).catch((error: unknown) => {
+      throw error instanceof WaitingFullError ? waitingRefusal(call, error.which) : error;
+    });
+    if (joined && !created) {
+      // a retry's answer took no waiting lease: it waits for the earlier task under one of its own
+      const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
+      if (refused) throw waitingRefusal(call, refused);
+    }
     const known = record && input.message.taskId === undefined ? { record, mark } : undefined;
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);

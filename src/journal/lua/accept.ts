@@ -1,4 +1,5 @@
-// accept-14.lua called by name: a new task, its run and its queue entry in one step, or a refusal that wrote nothing.
+// accept-16.lua called by name: a new task, its run and its queue entry in one step (with a blocking request's waiting
+// leases, on one node), or a refusal that wrote nothing.
 import { codeMeaning, defineScript, replyNumber, replyString } from "../scripts.ts";
 
 /** What each negative reply of accept means (see the script's header). */
@@ -11,6 +12,8 @@ export const ACCEPT_CODES = {
   [-6]: "clientStorage",
   [-7]: "profileStorage",
   [-8]: "interruptedTasks",
+  [-9]: "clientWaiting",
+  [-10]: "installationWaiting",
 } as const;
 
 export type AcceptReply =
@@ -34,7 +37,7 @@ export const ADMISSION_KEYS = [
 
 export const ACCEPT = defineScript({
   name: "accept",
-  keys: [...ADMISSION_KEYS, "clientInterrupted", "bytes", "contextTasks"],
+  keys: [...ADMISSION_KEYS, "clientInterrupted", "bytes", "contextTasks", "clientWaiting", "waiting"],
   args: [
     "livenessSeconds",
     "profileQuota",
@@ -55,6 +58,10 @@ export const ACCEPT = defineScript({
     "profileMaxStoredBytes",
     "clientMaxInterruptedTasks",
     "traceContext",
+    "waitingMember",
+    "waitingTtlMs",
+    "clientMaxWaiting",
+    "maxWaiting",
   ],
   decode(reply): AcceptReply {
     if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("accept", ACCEPT_CODES, reply) };

@@ -14,34 +14,16 @@
   Returns: 1 both held; -1 the first set is at its maximum; -2 the second set is at its maximum (in both cases nothing
            written but the removal of expired leases)
 ]]
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
--- A set below its maximum has room whatever its expired leases, which stay until the set looks full (at most its
--- maximum of them); only then is it pruned and counted again. A set without a maximum is pruned at every call, so that
--- nothing bounds it but its live leases.
-local maxFirst = tonumber(ARGV[3])
-if maxFirst <= 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs)
-elseif not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= maxFirst
-    and (redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', nowMs) == 0 or redis.call('ZCARD', KEYS[1]) >= maxFirst) then
+-- @include "clock"
+-- @include "lease-pair"
+
+local nowMs = redisNowMs()
+local room = leasePairRoom(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), nowMs)
+if room == -1 then
   return -1
 end
-local maxSecond = tonumber(ARGV[4])
-if maxSecond <= 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
-elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) and redis.call('ZCARD', KEYS[2]) >= maxSecond
-    and (redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs) == 0 or redis.call('ZCARD', KEYS[2]) >= maxSecond) then
+if room == -2 then
   return -2
 end
-local expiry = nowMs + tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], expiry, ARGV[1])
-redis.call('ZADD', KEYS[2], expiry, ARGV[1])
--- each set outlives its longest lease: a short lease never shortens the life of a longer one
-local keep = tonumber(ARGV[2]) * 2
-if redis.call('PTTL', KEYS[1]) < keep then
-  redis.call('PEXPIRE', KEYS[1], keep)
-end
-if redis.call('PTTL', KEYS[2]) < keep then
-  redis.call('PEXPIRE', KEYS[2], keep)
-end
+leasePairTake(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), nowMs)
 return 1

@@ -15,10 +15,14 @@ const includes = readdirSync(includeDir).filter((file) => file.endsWith(".lua"))
 const WRITE_COMMANDS =
   "XADD|HSET|HINCRBY|SET|SADD|SREM|ZADD|ZREM|ZREMRANGEBYSCORE|EXPIRE|PEXPIRE|PERSIST|DEL|XACK|XDEL|XCLAIM|PUBLISH|HDEL|INCR|RPUSH";
 const WRITES = new RegExp(`redis\\.call\\('(${WRITE_COMMANDS})'`);
-/** The lease scripts drop expired leases before refusing; their headers document that one exception. */
+/**
+ * The lease scripts drop expired leases before refusing (directly, or in the lease-pair include's room check, which
+ * accept's waiting leases use too); their headers document that one exception.
+ */
 const CLEANUP_BEFORE_REFUSAL: Record<string, string> = {
   "lease-1.lua": "ZREMRANGEBYSCORE",
-  "leasePair-2.lua": "ZREMRANGEBYSCORE",
+  "leasePair-2.lua": "leasePairRoom",
+  "accept-16.lua": "leasePairRoom",
 };
 
 interface IncludedFunction {
@@ -60,7 +64,7 @@ function negativeCodes(text: string, pattern: RegExp): number[] {
 }
 
 test("every script file is registered with the loader, which serves it with its includes expanded", () => {
-  expect(files).toContain("accept-14.lua");
+  expect(files).toContain("accept-16.lua");
   for (const file of files) {
     const name = file.replace(/-\d+\.lua$/, "") as ScriptName;
     const source = readFileSync(new URL(file, dir), "utf8");
@@ -129,7 +133,7 @@ describe.each(files)("%s", (file) => {
   test("no refusal comes after the first write", () => {
     const lines = body.split("\n");
     const allowed = CLEANUP_BEFORE_REFUSAL[file];
-    const writers = included.filter((fn) => fn.writes).map((fn) => fn.name);
+    const writers = included.filter((fn) => fn.writes && fn.name !== allowed).map((fn) => fn.name);
     const callsWriter = writers.length > 0 ? new RegExp(`^\\s*(?:\\w+\\s*=\\s*)?(${writers.join("|")})\\(`) : /$^/;
     const firstWrite = lines.findIndex((line) => {
       const write = WRITES.exec(line);

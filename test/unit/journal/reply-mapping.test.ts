@@ -80,7 +80,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("TaskJournal maps script codes to errors", () => {
-  test("accept: {1}/{0} are created/duplicate; -1..-8 are the documented refusals", async () => {
+  test("accept: {1}/{0} are created/duplicate; -1..-10 are the documented refusals", async () => {
     const journal = (fake: FakeRedis) => new TaskJournal(fake.asRedis(), keys, settings);
     const created = await journal(new FakeRedis().answer("accept", [1, "T1"])).accept(acceptInput);
     expect(created).toMatchObject({ created: true, taskId: "T1", record: { state: "TASK_STATE_SUBMITTED", rev: 1 } });
@@ -100,7 +100,9 @@ describe("TaskJournal maps script codes to errors", () => {
       ],
       [-7, (e) => expect(e).toMatchObject({ reason: "PROFILE_STORAGE_LIMIT_EXCEEDED", metadata: { profile: "echo" } })],
       [-8, (e) => expect(e).toMatchObject({ reason: "INTERRUPTED_TASKS_LIMIT_EXCEEDED", retryAfterSeconds: 9 })],
-      [-9, (e) => expect(String(e)).toContain("unexpected script reply -9")],
+      [-9, (e) => expect(e).toMatchObject({ name: "WaitingFullError", which: "client" })],
+      [-10, (e) => expect(e).toMatchObject({ name: "WaitingFullError", which: "installation" })],
+      [-11, (e) => expect(String(e)).toContain("unexpected script reply -11")],
     ];
     for (const [code, check] of refusals)
       check(await rejection(journal(new FakeRedis().answer("accept", code)).accept(acceptInput)));

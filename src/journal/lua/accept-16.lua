@@ -2,9 +2,14 @@
   Accepts a new task atomically: the dedup record of the client's messageId, the task, the run, their binding, the
   first journal entry, the client's task indexes, the run-queue entry and the stored-bytes counters are written together,
   or nothing is. Every check runs before the first write, so a refusal writes nothing.
-  Check order: dedup (a retry of an accepted message is answered even at a limit), client record, worker liveness
-  (Redis's own clock), client limit, profile quota, the client's interrupted tasks, the client's stored bytes, the
-  profile's stored bytes. A limit on the client record wins over the default given in ARGV; 0 means none.
+  Check order: the waiting leases of a blocking request (when ARGV[20] names one), dedup (a retry of an accepted
+  message is answered even at a limit), client record, worker liveness (Redis's own clock), client limit, profile
+  quota, the client's interrupted tasks, the client's stored bytes, the profile's stored bytes. A limit on the client
+  record wins over the default given in ARGV; 0 means none. A blocking request's waiting leases (one member in its
+  client's and the installation's waiting sets, as leasePair takes them; one node only, since the installation's set
+  is in no shard's slot) are checked first and taken with the new task; a retry's answer ({0, taskId}) takes none (its
+  caller takes them with leasePair). A set that looks full drops its expired leases before it is counted again, the
+  one write before a refusal (include/lease-pair.lua).
 
     KEYS[1]  live              STRING  Redis time (s) of the last worker heartbeat or sweep tick
     KEYS[2]  client            HASH    client record (limit, revoked, maxbytes, maxint)
@@ -20,6 +25,9 @@
     KEYS[12] clientInterrupted SET     the client's task ids in INPUT_REQUIRED or AUTH_REQUIRED
     KEYS[13] bytes             HASH    the shard's stored-bytes counters (client:<id>, profile:<name>)
     KEYS[14] contextTasks      ZSET    the client's task ids in the profile and context, by status timestamp (ms)
+    KEYS[15] clientWaiting     ZSET    the client's waiting leases (member -> expiry ms)
+    KEYS[16] waiting           ZSET    the installation's waiting leases; without ARGV[20] neither is touched (a
+                                       caller on a Cluster passes KEYS[15] twice)
 
     ARGV[1]  livenessSeconds (number)      ARGV[2]  profile quota (0 = none)
     ARGV[3]  content hash of the message   ARGV[4]  task id         ARGV[5]  run id
@@ -32,15 +40,31 @@
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
     ARGV[18] the client's interrupted-task limit when its record has none (0 = none)
     ARGV[19] the request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
+    ARGV[20] the blocking request's waiting lease member, or "" (no waiting leases)   ARGV[21] their TTL (ms)
+    ARGV[22] the client's waiting maximum   ARGV[23] the installation's waiting maximum (0 = none)
 
   Returns: {1, taskId} created (the task is exactly what ARGV describes, at revision 1: the caller answers from it);
-           {0, taskId} same messageId and content seen before in this profile (nothing written);
+           {0, taskId} same messageId and content seen before in this profile (nothing written, no waiting lease);
            -1 no live worker; -2 client at its limit; -3 profile quota full; -4 messageId reused with other content;
            -5 client unknown or revoked; -6 the client's stored bytes would pass its budget; -7 the profile's stored
-           bytes would pass its budget; -8 the client has as many interrupted tasks as its limit allows
+           bytes would pass its budget; -8 the client has as many interrupted tasks as its limit allows; -9 the
+           client's waiting set is at its maximum; -10 the installation's waiting set is at its maximum
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 -- @include "task-index"
+-- @include "lease-pair"
+
+local waits = ARGV[20] ~= ''
+if waits then
+  local room = leasePairRoom(KEYS[15], KEYS[16], ARGV[20], tonumber(ARGV[22]), tonumber(ARGV[23]), redisNowMs())
+  if room == -1 then
+    return -9
+  end
+  if room == -2 then
+    return -10
+  end
+end
 
 local seen = redis.call('GET', KEYS[5])
 if seen then
@@ -57,8 +81,7 @@ if client[1] == false or client[2] == '1' then
 end
 
 local beat = redis.call('GET', KEYS[1])
-local now = redis.call('TIME')
-if not beat or (tonumber(now[1]) - tonumber(beat)) > tonumber(ARGV[1]) then
+if not beat or math.floor(redisNowMs() / 1000) - tonumber(beat) > tonumber(ARGV[1]) then
   return -1
 end
 
@@ -118,4 +141,7 @@ if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[14], ARGV[15])
 end
 countBytes(KEYS[13], ARGV[7], ARGV[8], taskBytes + journalBytes)
+if waits then
+  leasePairTake(KEYS[15], KEYS[16], ARGV[20], tonumber(ARGV[21]), redisNowMs())
+end
 return {1, taskId}
