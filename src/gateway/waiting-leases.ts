@@ -31,6 +31,11 @@ export class WaitingLeases {
 
   constructor(private readonly options: WaitingLeasesOptions) {}
 
+  private clientKey(clientId: string): string {
+    const { keys } = this.options;
+    return keys.clientWaiting(keys.shardOf(clientId), clientId);
+  }
+
   private member(requestId: string): string {
     return `${this.options.gatewayId}:${requestId}`;
   }
@@ -41,10 +46,9 @@ export class WaitingLeases {
    * the installation's, the first given back when the second is refused.
    */
   async acquire(requestId: string, clientId: string): Promise<WaitingRefusal | undefined> {
-    const { leases, keys, ttlMs } = this.options;
     const member = this.member(requestId);
-    const clientKey = keys.clientWaiting(keys.shardOf(clientId), clientId);
-    const refused = leases.pairsAcrossSlots
+    const clientKey = this.clientKey(clientId);
+    const refused = this.options.leases.pairsAcrossSlots
       ? await this.acquireBoth(clientKey, member)
       : await this.acquireOneByOne(clientKey, member);
     if (refused) return refused;
@@ -61,7 +65,7 @@ export class WaitingLeases {
     const { leases, keys, ttlMs, max, maxPerClient } = this.options;
     if (!leases.pairsAcrossSlots) return undefined;
     const member = this.member(requestId);
-    const clientKey = keys.clientWaiting(keys.shardOf(clientId), clientId);
+    const clientKey = this.clientKey(clientId);
     this.hold(member, clientKey);
     return {
       member,

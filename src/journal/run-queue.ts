@@ -12,7 +12,10 @@ export interface QueueEntry {
   readonly taskId: string;
   /** The task's client, as the entry names it (absent in entries written before entries named it). */
   readonly clientId?: string;
-  /** The task's profile and context, whose ListTasks indexes the claim updates (absent in older entries). */
+  /**
+   * The task's profile and context (absent in older entries). An actor of the earlier version, whose claim moved the
+   * task to WORKING, named its ListTasks indexes with them; this version's claim moves nothing and reads neither.
+   */
   readonly index?: { readonly profile: string; readonly contextId: string };
 }
 
@@ -23,8 +26,7 @@ type AutoclaimReply = [string, StreamRows, string[]?];
 /**
  * Turns an XREADGROUP / XAUTOCLAIM entry list into queue entries; entries without run or task fields are dropped. An
  * entry names its client (`client`), except one written before entries did: the claim then reads it from the task;
- * it names the task's profile and context (`prof`, `ctx`) too, which the claim needs to move the task in the
- * ListTasks indexes.
+ * it names the task's profile and context (`prof`, `ctx`) too, which actors of the earlier version read (see `index`).
  */
 export function toQueueEntries(shard: number, rows: readonly [string, string[] | null][]): QueueEntry[] {
   const entries: QueueEntry[] = [];

@@ -138,12 +138,13 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     return { task: toTask(current, view) };
   }
 
-  // A new task's accept takes the waiting leases in its own step (one node); a follow-up, or a Cluster, first.
-  const joined = input.message.taskId === undefined ? waiting.joinAccept(call.requestId, client.id) : undefined;
-  if (!joined) {
+  const takeWaitingLeases = async () => {
     const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
     if (refused) throw waitingRefusal(call, refused);
-  }
+  };
+  // A new task's accept takes the waiting leases in its own step (one node); a follow-up, or a Cluster, first.
+  const joined = input.message.taskId === undefined ? waiting.joinAccept(call.requestId, client.id) : undefined;
+  if (!joined) await takeWaitingLeases();
   try {
     stopIfTimedOut(call);
     // taken before the write: with the task the accept script returns, the wait needs no first read of it
@@ -151,11 +152,8 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     const { taskId, record, created } = await store(call, { ...input, waiting: joined }).catch((error: unknown) => {
       throw error instanceof WaitingFullError ? waitingRefusal(call, error.which) : error;
     });
-    if (joined && !created) {
-      // a retry's answer took no waiting lease: it waits for the earlier task under one of its own
-      const refused = await waiting.acquire(call.requestId, client.id).catch(storeFailure);
-      if (refused) throw waitingRefusal(call, refused);
-    }
+    // a retry's answer took no waiting lease: it waits for the earlier task under one of its own
+    if (joined && !created) await takeWaitingLeases();
     const known = record && input.message.taskId === undefined ? { record, mark } : undefined;
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
