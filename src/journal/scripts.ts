@@ -9,7 +9,7 @@ import type { ChainableCommander, Cluster, Redis } from "ioredis";
 export type RedisLike = Redis | Cluster;
 
 const SCRIPT_FILES = {
-  accept: "accept-16.lua",
+  accept: "accept-15.lua",
   resume: "resume-17.lua",
   transition: "transition-20.lua",
   claim: "claim-8.lua",

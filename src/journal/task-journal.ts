@@ -253,7 +253,7 @@ export class TaskJournal {
     throw refusalError(refusal, { clientId, profile, retryAfterSeconds: this.settings.retryAfterSeconds });
   }
 
-  /** The keys accept and resume share (see accept-16.lua and resume-17.lua). */
+  /** The keys accept and resume share (see accept-15.lua, which takes them but the journal, and resume-17.lua). */
   private acceptKeys(
     shard: number,
     clientId: string,

@@ -65,7 +65,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
     overGrpc,
     ...comparison.peerRows,
     {
-      system: "ceiling: redis-benchmark EVALSHA accept-16.lua",
+      system: "ceiling: redis-benchmark EVALSHA accept-15.lua",
       role: "ceiling",
       summary: ceiling.summary,
       unit: "accepts/s",

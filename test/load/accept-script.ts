@@ -1,4 +1,4 @@
-// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-16.lua (fresh task and dedup keys per
+// The accept script's own ceiling: `redis-benchmark` running EVALSHA of accept-15.lua (fresh task and dedup keys per
 // call via __rand_int__, a live beat and a client record seeded), and TaskJournal.accept in-process without HTTP.
 // Standalone: `bun test/load/accept-script.ts [--quick]` against a redis-server of its own.
 import { spawnSync } from "node:child_process";
@@ -51,7 +51,6 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
         dedup: keys.dedup(0, clientId, "echo", "m__rand_int__"),
         task: keys.task(0, id),
         run: keys.run(0, id),
-        journal: keys.journal(0, id),
         clientTasks: keys.clientTasks(0, clientId, "echo"),
         queue: keys.queue(0),
         pushConfigs: keys.pushConfigs(0, id),
@@ -104,7 +103,7 @@ export async function acceptScriptCeiling(url: string, clients: number, requests
       p999: Number.NaN,
       max: row.max,
     };
-    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-16.lua sha> 16 <keys…> <args…>"].join(" ");
+    const shown = ["redis-benchmark", ...options, "EVALSHA <accept-15.lua sha> 15 <keys…> <args…>"].join(" ");
     return { summary, command: shown, created };
   } finally {
     admin.disconnect();

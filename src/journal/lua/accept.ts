@@ -1,4 +1,4 @@
-// accept-16.lua called by name: a new task, its run and its queue entry in one step (with a blocking request's waiting
+// accept-15.lua called by name: a new task, its run and its queue entry in one step (with a blocking request's waiting
 // leases, on one node), or a refusal that wrote nothing.
 import { codeMeaning, defineScript, replyNumber, replyString } from "../scripts.ts";
 
@@ -20,24 +20,17 @@ export type AcceptReply =
   | { ok: true; created: boolean; taskId: string }
   | { ok: false; code: (typeof ACCEPT_CODES)[keyof typeof ACCEPT_CODES] };
 
-/** KEYS[1..11] of accept, which resume's begin with too. */
-export const ADMISSION_KEYS = [
-  "live",
-  "client",
-  "clientActive",
-  "profileActive",
-  "dedup",
-  "task",
-  "run",
-  "journal",
-  "clientTasks",
-  "queue",
-  "pushConfigs",
-] as const;
+/** Resume's keys before its journal, and accept's first seven (accept creates no journal: see accept-15.lua). */
+const BEFORE_JOURNAL = ["live", "client", "clientActive", "profileActive", "dedup", "task", "run"] as const;
+/** The keys after the journal in resume's KEYS[1..11], which follow accept's first seven at once. */
+const AFTER_JOURNAL = ["clientTasks", "queue", "pushConfigs"] as const;
+
+/** KEYS[1..11] of resume; accept takes them but the journal. */
+export const ADMISSION_KEYS = [...BEFORE_JOURNAL, "journal", ...AFTER_JOURNAL] as const;
 
 export const ACCEPT = defineScript({
   name: "accept",
-  keys: [...ADMISSION_KEYS, "clientInterrupted", "bytes", "contextTasks", "clientWaiting", "waiting"],
+  keys: [...BEFORE_JOURNAL, ...AFTER_JOURNAL, "clientInterrupted", "bytes", "contextTasks", "clientWaiting", "waiting"],
   args: [
     "livenessSeconds",
     "profileQuota",

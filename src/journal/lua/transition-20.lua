@@ -159,10 +159,11 @@ if ARGV[5] ~= '' then
   table.insert(fields, hist)
 end
 redis.call('HSET', KEYS[1], unpack(fields))
--- a journal nobody will read goes with this step, its bytes given back with the step's own
+-- a journal nobody will read goes with this step, its bytes given back with the step's own (a task whose run wrote
+-- nothing before its end has none: accept creates no journal, and this step appended nothing to it)
 local releasedBytes = 0
-if journalSeconds == 0 then
-  releasedBytes = tonumber(task[5] or 0)
+if journalSeconds == 0 and task[5] then
+  releasedBytes = tonumber(task[5])
   redis.call('DEL', KEYS[3])
 end
 addStoredBytes(KEYS[1], KEYS[14], task[3], task[4], taskBytes, journalBytes, releasedBytes)

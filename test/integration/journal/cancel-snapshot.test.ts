@@ -89,7 +89,7 @@ describe("cancel", () => {
     expect(await cancelScript(task)).toEqual({ ok: true, outcome: "canceled", rev: 2 });
     const snap = await f.journal.snapshot(clientId, task.taskId);
     expect(snap?.record).toMatchObject({ state: "TASK_STATE_CANCELED", rev: 2 });
-    expect(await journalRevs(f, task)).toEqual([1, 2]);
+    expect(await journalRevs(f, task)).toEqual([2]);
     expect(await f.redis.hget(f.keys.run(0, task.taskId), "state")).toBe("done");
     expect(await f.redis.sismember(f.keys.clientActive(0, clientId), task.taskId)).toBe(0);
     expect(await f.redis.sismember(f.keys.profileActive(0, PROFILE), task.taskId)).toBe(0);

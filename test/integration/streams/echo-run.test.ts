@@ -45,8 +45,9 @@ test("an echo run that streams 20 deltas: snapshot first, then every journal ent
   // the snapshot is read after the accept: the claim may have started the run by then, or even written a delta
   expect(["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]).toContain(first.task.status.state);
   const entries = await journal(h, taskId);
+  // the entries the snapshot already covers (none when it is the task as accepted: the journal starts after it)
   const seen = entries.length - rest.length;
-  expect(seen).toBeGreaterThanOrEqual(1);
+  expect(seen).toBeGreaterThanOrEqual(0);
   expect(rest).toEqual(entries.slice(seen).map((entry) => entry.event));
   expect(stream.messages.every((sent) => sent.id === 20)).toBe(true);
 

@@ -1,7 +1,9 @@
 --[[
   Accepts a new task atomically: the dedup record of the client's messageId, the task, the run, their binding, the
-  first journal entry, the client's task indexes, the run-queue entry and the stored-bytes counters are written together,
-  or nothing is. Every check runs before the first write, so a refusal writes nothing.
+  client's task indexes, the run-queue entry and the stored-bytes counters are written together, or nothing is. The
+  task's journal is not created here: it holds the revisions after the first (the task as accepted is in the task hash,
+  which every reader's snapshot reads), so a queued task holds no stream (a stream's fixed cost is ~4.7 KB). Every
+  check runs before the first write, so a refusal writes nothing.
   Check order: the waiting leases of a blocking request (when ARGV[20] names one), dedup (a retry of an accepted
   message is answered even at a limit), client record, worker liveness (Redis's own clock), client limit, profile
   quota, the client's interrupted tasks, the client's stored bytes, the profile's stored bytes. A limit on the client
@@ -18,22 +20,21 @@
     KEYS[5]  dedup             STRING  "<contentHash>:<taskId>" (of the client's messageId in this profile)
     KEYS[6]  task              HASH    the task view
     KEYS[7]  run               HASH    the run
-    KEYS[8]  journal           STREAM  the task journal
-    KEYS[9]  clientTasks       ZSET    the client's task ids in the profile by status timestamp (ms)
-    KEYS[10] queue             STREAM  the shard's run queue
-    KEYS[11] pushConfigs       HASH    the task's push notification configs (an inline config is stored here)
-    KEYS[12] clientInterrupted SET     the client's task ids in INPUT_REQUIRED or AUTH_REQUIRED
-    KEYS[13] bytes             HASH    the shard's stored-bytes counters (client:<id>, profile:<name>)
-    KEYS[14] contextTasks      ZSET    the client's task ids in the profile and context, by status timestamp (ms)
-    KEYS[15] clientWaiting     ZSET    the client's waiting leases (member -> expiry ms)
-    KEYS[16] waiting           ZSET    the installation's waiting leases; without ARGV[20] neither is touched (a
-                                       caller on a Cluster passes KEYS[15] twice)
+    KEYS[8]  clientTasks       ZSET    the client's task ids in the profile by status timestamp (ms)
+    KEYS[9]  queue             STREAM  the shard's run queue
+    KEYS[10] pushConfigs       HASH    the task's push notification configs (an inline config is stored here)
+    KEYS[11] clientInterrupted SET     the client's task ids in INPUT_REQUIRED or AUTH_REQUIRED
+    KEYS[12] bytes             HASH    the shard's stored-bytes counters (client:<id>, profile:<name>)
+    KEYS[13] contextTasks      ZSET    the client's task ids in the profile and context, by status timestamp (ms)
+    KEYS[14] clientWaiting     ZSET    the client's waiting leases (member -> expiry ms)
+    KEYS[15] waiting           ZSET    the installation's waiting leases; without ARGV[20] neither is touched (a
+                                       caller on a Cluster passes KEYS[14] twice)
 
     ARGV[1]  livenessSeconds (number)      ARGV[2]  profile quota (0 = none)
     ARGV[3]  content hash of the message   ARGV[4]  task id         ARGV[5]  run id
     ARGV[6]  context id                    ARGV[7]  client id       ARGV[8]  profile name
     ARGV[9]  status JSON (SUBMITTED)       ARGV[10] message JSON as stored (with taskId and contextId): sent once, the
-             history and the journal's first event are built from it here
+             history is built from it here
     ARGV[11] now (ms, status timestamp)    ARGV[12] dedup TTL (s)   ARGV[13] metadata JSON or ""
     ARGV[14] inline push config id or ""  ARGV[15] inline push config JSON or ""
     ARGV[16] the client's stored-bytes budget when its record has none (bytes, 0 = none)
@@ -57,7 +58,7 @@
 
 local waits = ARGV[20] ~= ''
 if waits then
-  local room = leasePairRoom(KEYS[15], KEYS[16], ARGV[20], tonumber(ARGV[22]), tonumber(ARGV[23]), redisNowMs())
+  local room = leasePairRoom(KEYS[14], KEYS[15], ARGV[20], tonumber(ARGV[22]), tonumber(ARGV[23]), redisNowMs())
   if room == -1 then
     return -9
   end
@@ -96,52 +97,44 @@ if quota > 0 and redis.call('SCARD', KEYS[4]) >= quota then
 end
 
 local interruptedLimit = tonumber(client[4] or ARGV[18])
-if interruptedLimit > 0 and redis.call('SCARD', KEYS[12]) >= interruptedLimit then
+if interruptedLimit > 0 and redis.call('SCARD', KEYS[11]) >= interruptedLimit then
   return -8
 end
 
--- the journal's first event is the whole task, built from the parts sent once
+-- the history, built from the message sent once
 local hist = '[' .. ARGV[10] .. ']'
-local meta = ''
-if ARGV[13] ~= '' then
-  meta = ',"metadata":' .. ARGV[13]
-end
-local event = '{"task":{"id":"' .. ARGV[4] .. '","contextId":' .. cjson.encode(ARGV[6]) .. ',"status":' .. ARGV[9]
-  .. ',"history":' .. hist .. meta .. '}}'
 
--- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, the journal entry, and the
--- task's fixed charge for its keys and bookkeeping
+-- the task hash's counted fields (st, hist, arts = "[]", meta), the inline push config, and the task's fixed charge
+-- for its keys and bookkeeping
 local taskBytes = TASK_OVERHEAD_BYTES + #ARGV[9] + #hist + 2 + #ARGV[13] + #ARGV[15]
-local journalBytes = #event
-if overBudget(KEYS[13], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[16]), taskBytes + journalBytes) then
+if overBudget(KEYS[12], 'client:' .. ARGV[7], tonumber(client[3] or ARGV[16]), taskBytes) then
   return -6
 end
-if overBudget(KEYS[13], 'profile:' .. ARGV[8], tonumber(ARGV[17]), taskBytes + journalBytes) then
+if overBudget(KEYS[12], 'profile:' .. ARGV[8], tonumber(ARGV[17]), taskBytes) then
   return -7
 end
 
 -- all checks passed: writes only from here on
 local taskId = ARGV[4]
-local entry = redis.call('XADD', KEYS[10], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7], 'prof', ARGV[8],
+local entry = redis.call('XADD', KEYS[9], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7], 'prof', ARGV[8],
   'ctx', ARGV[6])
 redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
   'entry', entry, 'trace', ARGV[19], 'prof', ARGV[8], 'ctx', ARGV[6])
 redis.call('HSET', KEYS[6], 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', hist, 'arts', '[]', 'ts', ARGV[11],
-  'created', ARGV[11], 'bytes', taskBytes, 'jbytes', journalBytes)
+  'created', ARGV[11], 'bytes', taskBytes)
 if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[6], 'meta', ARGV[13])
 end
-redis.call('XADD', KEYS[8], '*', 'rev', 1, 'ev', event)
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[12])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
-indexTask(KEYS[9], KEYS[14], taskId, ARGV[11], false, 'TASK_STATE_SUBMITTED')
+indexTask(KEYS[8], KEYS[13], taskId, ARGV[11], false, 'TASK_STATE_SUBMITTED')
 if ARGV[14] ~= '' then
-  redis.call('HSET', KEYS[11], ARGV[14], ARGV[15])
+  redis.call('HSET', KEYS[10], ARGV[14], ARGV[15])
 end
-countBytes(KEYS[13], ARGV[7], ARGV[8], taskBytes + journalBytes)
+countBytes(KEYS[12], ARGV[7], ARGV[8], taskBytes)
 if waits then
-  leasePairTake(KEYS[15], KEYS[16], ARGV[20], tonumber(ARGV[21]), redisNowMs())
+  leasePairTake(KEYS[14], KEYS[15], ARGV[20], tonumber(ARGV[21]), redisNowMs())
 end
 return {1, taskId}
