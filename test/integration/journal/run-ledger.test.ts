@@ -217,6 +217,27 @@ describe("claim that reads the task, and the run's start in its first step", () 
     listener.disconnect();
   });
 
+  test("a queued task has no journal, and a run that ends at once with its journal kept 0 s never creates one", async () => {
+    const own = await liveClient(f);
+    const task = await acceptTask(f, own, { text: "no journal" });
+    const journalKey = f.keys.journal(0, task.taskId);
+    expect(await f.redis.exists(journalKey)).toBe(0);
+    const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a1", 30_000, 3, own, true);
+    if (typeof claim === "string") throw new Error(claim);
+    const result = await move(f, claim, task, "TASK_STATE_COMPLETED", {
+      lead: working(task),
+      artifactEvents: [artifactEvent(task)],
+      journalRetentionSeconds: 0,
+    });
+    expect(result).toEqual({ ok: true, rev: 4 });
+    expect(await f.redis.exists(journalKey)).toBe(0);
+    // nothing was journaled, so nothing is counted for a journal: the client's counter is its one task's bytes
+    const [bytes, jbytes] = await f.redis.hmget(f.keys.task(0, task.taskId), "bytes", "jbytes");
+    expect(jbytes).toBeNull();
+    expect(Number(bytes)).toBeGreaterThan(0);
+    expect(await f.redis.hget(f.keys.bytes(0), `client:${own}`)).toBe(bytes ?? null);
+  });
+
   test("a start with output only leaves the task WORKING with the start's status and time", async () => {
     const task = await acceptTask(f, clientId);
     const claim = await f.ledger.claim(0, task.taskId, await currentEntry(f, task), "a1", 30_000, 3, clientId, true);
