@@ -58,6 +58,17 @@ test(
     const warm = load(100, 1000);
     const warmed = (await pool(warm, 8, (i) => send(i, i % 5 === 0))).filter((a) => a.body?.result).length;
     expect(warmed).toBeGreaterThan(warm / 2);
+    // The keys are compared from here on, so the warm-up must be over in Redis, not only for its clients: every task
+    // it queued has ended (the actors have nothing left to write, no deferred run left to queue again) and every
+    // waiting lease is given back (an answer goes out at most 250 ms before its release lands).
+    await waitFor(
+      async () =>
+        (await redis.scard(inst.keys.clientActive(0, clientId))) === 0 &&
+        (await redis.zcard(inst.keys.waiting())) === 0 &&
+        (await redis.zcard(inst.keys.clientWaiting(0, clientId))) === 0,
+      scaled(30_000),
+      "the warm-up's tasks ended and its waiting leases given back",
+    );
     const filled = await fill();
     const before = await keysUnder(redis, inst.keys.prefix);
 
