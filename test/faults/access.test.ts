@@ -61,6 +61,14 @@ beforeAll(async () => {
   victimTask = answer.body.result.task.id;
   expect(answer.body.result.task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
   await waitFor(async () => hook.requests.some((r) => r.body.includes("INPUT_REQUIRED")), 15_000, "the webhook");
+  // the test compares every key before and after: the last delivery must be settled in Redis, not only received
+  await waitFor(
+    async () =>
+      (await redis.exists(inst.keys.pushQueue(0, victimTask))) === 0 &&
+      (await redis.zscore(inst.keys.pushReady(0), victimTask)) === null,
+    15_000,
+    "the webhook deliveries settled",
+  );
   const list = await rpc(gateway.url, "ListTaskPushNotificationConfigs", { taskId: victimTask }, { key: victim.key });
   bodies.push(JSON.stringify(list.body));
   await Bun.sleep(1100); // the gateway keeps a key lookup for at most one second: the revocation is now seen
