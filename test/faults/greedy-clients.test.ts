@@ -8,8 +8,9 @@ import { type Installation, installation, type Running } from "../integration/mu
 import { blockingEcho } from "../integration/multi/scenarios.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { openRawStream } from "../support/sse-client.ts";
-import { checkInvariants } from "./invariants.ts";
-import { figures, load, percentile, pool } from "./load.ts";
+import { waitFor } from "../integration/actors/harness.ts";
+import { checkInvariants, liveCapacityLeases } from "./invariants.ts";
+import { figures, load, percentile, pool, scaled } from "./load.ts";
 
 const MAX_WAITING = 4;
 let server: TestRedis;
@@ -100,8 +101,13 @@ test("a flood of greedy clients: another client's GetTask stays fast; the flood 
   for (const socket of idle) socket.destroy();
   for (const stream of slow) stream.socket.destroy();
   await blockingEcho(gateway.url, polite.key, "still served");
-  // Once the greedy clients are gone, no capacity lease of theirs stays live (the stream leases lapse or are released).
-  await Bun.sleep(500);
+  // Once the greedy clients are gone, no capacity lease of theirs stays live: the gateway gives back the leases of
+  // the streams whose sockets closed (long before they would lapse).
+  await waitFor(
+    async () => (await liveCapacityLeases(redis, inst.keys.prefix)) === 0,
+    scaled(10_000),
+    "the greedy clients' capacity leases given back",
+  );
   const report = await checkInvariants(redis, inst.keys.prefix, { stuckAfterMs: 5000, liveLeasesAllowed: 0 });
   expect(report.violations).toEqual([]);
   figures("greedy-clients", {
