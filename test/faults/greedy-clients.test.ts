@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import type { Redis } from "ioredis";
+import { waitFor } from "../integration/actors/harness.ts";
 import { errorInfo, message, rpc } from "../integration/gateway/harness.ts";
 import { type Installation, installation, type Running } from "../integration/multi/installation.ts";
 import { blockingEcho } from "../integration/multi/scenarios.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { openRawStream } from "../support/sse-client.ts";
-import { waitFor } from "../integration/actors/harness.ts";
 import { checkInvariants, liveCapacityLeases } from "./invariants.ts";
 import { figures, load, percentile, pool, scaled } from "./load.ts";
 
