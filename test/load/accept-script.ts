@@ -17,7 +17,8 @@ export interface CeilingResult {
   created: number;
 }
 
-async function seed(admin: Redis, keys: KeySpace): Promise<string> {
+/** A client record, the shard's queue group and a live beat under `keys`; the client's id. */
+export async function seed(admin: Redis, keys: KeySpace): Promise<string> {
   const { record } = await new ClientRegistry(admin, keys).add({ name: "ceiling" });
   const ledger = new RunLedger(admin, keys);
   await ledger.ensureGroup(0);

@@ -5,16 +5,17 @@
 // commands, and passing arguments and replies between Lua and Redis); and, for scale, an empty script with as many
 // keys and arguments. Standalone: `bun test/load/script-cost.ts [--quick]`.
 import { Redis } from "ioredis";
-import { type Claim, ClientRegistry, KeySpace, QUEUE_GROUP, RunLedger, TaskJournal } from "../../src/journal/index.ts";
+import { type Claim, KeySpace, QUEUE_GROUP, RunLedger, TaskJournal } from "../../src/journal/index.ts";
 import { CLAIM } from "../../src/journal/lua/claim.ts";
 import { TRANSITION } from "../../src/journal/lua/transition.ts";
 import type { TaskStatus } from "../../src/protocol/index.ts";
+import { pool } from "../support/pool.ts";
 import { startRedis } from "../support/redis.ts";
+import { seed } from "./accept-script.ts";
 import { benchPrefix } from "./installation.ts";
 
 export interface ScriptCost {
   script: string;
-  calls: number;
   /** Redis's time in the script per call (µs, INFO commandstats of EVALSHA and EVAL). */
   scriptUs: number;
   /** The part of it the script's commands took themselves (µs per call). */
@@ -41,16 +42,21 @@ async function phaseCost(admin: Redis, script: string, calls: number): Promise<S
   }
   return {
     script,
-    calls,
     scriptUs: scriptUs / calls,
     commandsUs: commandsUs / calls,
     commandsPerCall: commands / calls,
   };
 }
 
-/** Runs `each` over `items`, `inFlight` at a time. */
-async function inBatches<T>(items: readonly T[], inFlight: number, each: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += inFlight) await Promise.all(items.slice(i, i + inFlight).map(each));
+/** Calls in flight at once in every phase. */
+const IN_FLIGHT = 50;
+
+/** An empty script's cost with as many keys and arguments as one of ours. */
+export interface EmptyScriptCost {
+  like: string;
+  keys: number;
+  args: number;
+  scriptUs: number;
 }
 
 /** An empty script's cost (µs per call) with `keys` keys and `args` arguments. */
@@ -61,37 +67,31 @@ async function emptyScript(admin: Redis, keys: number, args: number, calls: numb
     ...Array.from({ length: args }, (_, i) => `argument-${i}`),
   ];
   await admin.config("RESETSTAT");
-  await inBatches(
-    Array.from({ length: calls }, (_, i) => i),
-    50,
-    () => admin.evalsha(sha, keys, ...argv),
-  );
+  await pool(calls, IN_FLIGHT, () => admin.evalsha(sha, keys, ...argv));
   return (await phaseCost(admin, "empty", calls)).scriptUs;
 }
 
-export async function scriptCosts(url: string, count: number): Promise<{ costs: ScriptCost[]; empty: string[] }> {
+export async function scriptCosts(
+  url: string,
+  count: number,
+): Promise<{ costs: ScriptCost[]; empty: EmptyScriptCost[] }> {
   const admin = new Redis(url);
   try {
     const keys = new KeySpace(benchPrefix(), 1);
-    const { record } = await new ClientRegistry(admin, keys).add({ name: "script-cost" });
+    const clientId = await seed(admin, keys);
     const ledger = new RunLedger(admin, keys);
-    await ledger.ensureGroup(0);
-    await ledger.beat(0, 3600);
     const journal = new TaskJournal(admin, keys, { livenessSeconds: 3600, dedupSeconds: 86_400, retryAfterSeconds: 5 });
     const costs: ScriptCost[] = [];
     const tag = Date.now();
 
     await admin.config("RESETSTAT");
-    await inBatches(
-      Array.from({ length: count }, (_, i) => i),
-      50,
-      (i) =>
-        journal.accept({
-          clientId: record.id,
-          profile: "noop",
-          profileQuota: 0,
-          message: { messageId: `cost-${tag}-${i}`, role: "ROLE_USER", parts: [{ text: "hello" }] },
-        }),
+    await pool(count, IN_FLIGHT, (i) =>
+      journal.accept({
+        clientId,
+        profile: "noop",
+        profileQuota: 0,
+        message: { messageId: `cost-${tag}-${i}`, role: "ROLE_USER", parts: [{ text: "hello" }] },
+      }),
     );
     costs.push(await phaseCost(admin, "accept", count));
 
@@ -113,7 +113,9 @@ export async function scriptCosts(url: string, count: number): Promise<{ costs: 
     if (entries.length !== count) throw new Error(`read ${entries.length} queue entries of ${count}`);
     const claims: Claim[] = [];
     await admin.config("RESETSTAT");
-    await inBatches(entries, 50, async (entry) => {
+    await pool(entries.length, IN_FLIGHT, async (i) => {
+      const entry = entries[i];
+      if (!entry) return;
       const claim = await ledger.claim(0, entry.task, entry.id, "script-cost", 600_000, 3, entry.client, true);
       if (typeof claim !== "object") throw new Error(`claim refused: ${claim}`);
       claims.push(claim);
@@ -121,7 +123,9 @@ export async function scriptCosts(url: string, count: number): Promise<{ costs: 
     costs.push(await phaseCost(admin, "claim", count));
 
     await admin.config("RESETSTAT");
-    await inBatches(claims, 50, async (claim) => {
+    await pool(claims.length, IN_FLIGHT, async (i) => {
+      const claim = claims[i];
+      if (!claim) return;
       const timestamp = new Date().toISOString();
       const contextId = claim.record?.contextId ?? "";
       const working: TaskStatus = { state: "TASK_STATE_WORKING", timestamp };
@@ -141,11 +145,15 @@ export async function scriptCosts(url: string, count: number): Promise<{ costs: 
     });
     costs.push(await phaseCost(admin, "end", count));
 
-    const calls = Math.min(count, 20_000);
-    const empty = [
-      `empty script, ${CLAIM.keys.length} keys and ${CLAIM.args.length} arguments (the claim's): ${(await emptyScript(admin, CLAIM.keys.length, CLAIM.args.length, calls)).toFixed(2)} µs`,
-      `empty script, ${TRANSITION.keys.length} keys and ${TRANSITION.args.length + 1} arguments (a no-op run's end): ${(await emptyScript(admin, TRANSITION.keys.length, TRANSITION.args.length + 1, calls)).toFixed(2)} µs`,
-    ];
+    const empty: EmptyScriptCost[] = [];
+    for (const [like, keyCount, argCount] of [
+      ["the claim's", CLAIM.keys.length, CLAIM.args.length],
+      // a no-op run's end: the declared arguments and its one status event
+      ["a no-op run's end", TRANSITION.keys.length, TRANSITION.args.length + 1],
+    ] as const) {
+      const scriptUs = await emptyScript(admin, keyCount, argCount, count);
+      empty.push({ like, keys: keyCount, args: argCount, scriptUs });
+    }
     return { costs, empty };
   } finally {
     admin.disconnect();
@@ -165,7 +173,10 @@ if (import.meta.main) {
         `${cost.script.padEnd(7)} ${cost.scriptUs.toFixed(2)} µs per call in Redis: its ${cost.commandsPerCall.toFixed(1)} commands ${cost.commandsUs.toFixed(2)} µs, the Lua around them ${(cost.scriptUs - cost.commandsUs).toFixed(2)} µs`,
       );
     }
-    for (const line of empty) console.log(line);
+    for (const cost of empty) {
+      const shape = `${cost.keys} keys and ${cost.args} arguments (${cost.like})`;
+      console.log(`empty script, ${shape}: ${cost.scriptUs.toFixed(2)} µs`);
+    }
   } finally {
     await server.stop();
   }
