@@ -1,13 +1,14 @@
 // The output check of a profile with guardrails and `fullTextCheck: off`: content streams through the journal sink
 // as it comes, and the guardrail judges the whole output at the end. A failure can no longer recall what was sent;
-// it still keeps the closing text chunk and the interrupt's question unwritten and fails the task.
+// it still keeps the closing text chunk and the interrupt's question unwritten and fails the task. Text past the
+// profile's guardrails.maxLength is refused as it comes (see TextLengthLimit): none of it is streamed.
 import type { Profile } from "../config/index.ts";
 import type { Guardrail } from "../guardrail/index.ts";
 import type { Logger } from "../log.ts";
 import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink } from "./emit-gate.ts";
 import type { ArtifactChunk, HandlerResult } from "./handlers/handler-api.ts";
-import { ContentCheckFailure, chunked, judgeOutput, messageArtifact } from "./output-check.ts";
+import { ContentCheckFailure, chunked, judgeOutput, messageArtifact, TextLengthLimit } from "./output-check.ts";
 
 export interface CheckedSinkOptions {
   readonly profile: Profile;
@@ -20,28 +21,43 @@ export interface CheckedSinkOptions {
 export class CheckedSink implements OutputSink {
   private streamed = "";
   private readonly artifacts = new Map<string, Artifact>();
+  private readonly limit: TextLengthLimit;
+  /** Set once the text passed maxLength: every later emit and finish() fail with it. */
+  private refused: ContentCheckFailure | undefined;
 
   constructor(
     private readonly inner: OutputSink,
     private readonly o: CheckedSinkOptions,
-  ) {}
+  ) {
+    this.limit = new TextLengthLimit(o.profile.guardrails.maxLength);
+  }
 
   text(delta: string): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
+    const refusal = this.limit.add(delta);
+    if (refusal) {
+      this.refused = new ContentCheckFailure(refusal);
+      this.o.logger?.warn({ reason: refusal }, "the output passed guardrails.maxLength (fullTextCheck off)");
+      return Promise.reject(this.refused);
+    }
     this.streamed += delta;
     return this.inner.text(delta);
   }
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
     const earlier = this.artifacts.get(artifact.artifactId);
     this.artifacts.set(artifact.artifactId, chunked(earlier, artifact, chunk));
     return this.inner.artifact(artifact, chunk);
   }
 
   progress(message: string, metadata?: Record<string, unknown>): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
     return this.inner.progress(message, metadata);
   }
 
   async finish(result: HandlerResult): Promise<void> {
+    if (this.refused) throw this.refused;
     const artifacts = [...this.artifacts.values()];
     if (result.state !== "TASK_STATE_COMPLETED") artifacts.push(messageArtifact(result.message));
     const output = { text: this.streamed, artifacts };

@@ -1,13 +1,21 @@
 // The full-text gate: holds a leg's text, artifacts and closing question in the actor, writes only progress counts,
 // and once the guardrail passed the whole output, writes each artifact in one event. Whatever ends the leg otherwise
-// (a failed check, a handler failure, a cancel, a drain, a lost lease) leaves the held output unwritten.
+// (a failed check, a handler failure, a cancel, a drain, a lost lease) leaves the held output unwritten. Text past the
+// profile's guardrails.maxLength is refused as it comes (see TextLengthLimit), so a held output never grows past it.
 import type { Profile } from "../config/index.ts";
 import type { GuardedOutput, Guardrail } from "../guardrail/index.ts";
 import type { Logger } from "../log.ts";
 import type { Artifact } from "../protocol/index.ts";
 import type { OutputSink, OutputTarget } from "./emit-gate.ts";
 import type { ArtifactChunk, HandlerResult } from "./handlers/handler-api.ts";
-import { CONTENT_CHECK_FAILED, ContentCheckFailure, chunked, judgeOutput, messageArtifact } from "./output-check.ts";
+import {
+  CONTENT_CHECK_FAILED,
+  ContentCheckFailure,
+  chunked,
+  judgeOutput,
+  messageArtifact,
+  TextLengthLimit,
+} from "./output-check.ts";
 
 /** The key of a progress event's metadata: `{ "a2a-runtime/progress": { characters, artifacts } }`. */
 export const PROGRESS_METADATA_KEY = "a2a-runtime/progress";
@@ -39,6 +47,9 @@ const TEXT_SLOT = Symbol("text");
 export class GuardedSink implements OutputSink {
   private heldText = "";
   private characters = 0;
+  private readonly limit: TextLengthLimit;
+  /** Set once the text passed maxLength: every later emit and finish() fail with it. */
+  private refused: ContentCheckFailure | undefined;
   /** Held artifacts by id in the order first emitted; TEXT_SLOT marks where the text artifact goes. */
   private readonly held = new Map<string | typeof TEXT_SLOT, Artifact | undefined>();
   private closed = false;
@@ -51,30 +62,37 @@ export class GuardedSink implements OutputSink {
     private readonly o: GuardedSinkOptions,
   ) {
     this.intervalMs = o.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
+    this.limit = new TextLengthLimit(o.profile.guardrails.maxLength);
     if (o.signal.aborted) this.discard();
     else o.signal.addEventListener("abort", () => this.discard(), { once: true });
   }
 
   text(delta: string): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
     if (delta === "" || this.closed) return Promise.resolve();
+    const refusal = this.limit.add(delta);
+    if (refusal) return Promise.reject(this.refuse(refusal));
     if (!this.held.has(TEXT_SLOT)) this.held.set(TEXT_SLOT, undefined);
     this.heldText += delta;
-    for (const _ of delta) this.characters += 1;
+    this.characters = this.limit.characters;
     return this.activity();
   }
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
     if (this.closed) return Promise.resolve();
     this.held.set(artifact.artifactId, chunked(this.held.get(artifact.artifactId), artifact, chunk));
     return this.activity();
   }
 
   progress(_message: string, _metadata?: Record<string, unknown>): Promise<void> {
+    if (this.refused) return Promise.reject(this.refused);
     return this.closed ? Promise.resolve() : this.activity();
   }
 
   async finish(result: HandlerResult): Promise<void> {
     this.close();
+    if (this.refused) throw this.refused;
     const question = result.state === "TASK_STATE_COMPLETED" ? undefined : result.message;
     const verdict = await judgeOutput(this.o.guardrail, this.output(question), this.o.profile, this.o.signal);
     if (this.o.signal.aborted) throw this.o.signal.reason;
@@ -137,6 +155,14 @@ export class GuardedSink implements OutputSink {
     this.lastProgressAt = performance.now();
     const counts = { characters: this.characters, artifacts: this.held.size - (this.held.has(TEXT_SLOT) ? 1 : 0) };
     return this.writer.status("TASK_STATE_WORKING", { metadata: { [PROGRESS_METADATA_KEY]: counts } });
+  }
+
+  /** The text passed maxLength: what is held is dropped, and the leg can only fail (with CONTENT_CHECK_FAILED). */
+  private refuse(reason: string): ContentCheckFailure {
+    this.discard();
+    this.refused = new ContentCheckFailure(reason);
+    this.o.logger?.warn({ reason }, "the output passed guardrails.maxLength; none of it is written");
+    return this.refused;
   }
 
   /** The run was aborted: what is held is dropped, never to be written. */

@@ -69,6 +69,27 @@ export async function judgeOutput(
   return fail(typeof reason === "string" && reason !== "" ? reason : `${guardrail.name}: answered no verdict`);
 }
 
+/**
+ * Counts a leg's text as the maxLength guardrail does (Unicode code points) while it is emitted. Text only grows within
+ * a leg, so text past `guardrails.maxLength` fails the check whatever comes after it: the sinks refuse it at once
+ * instead of holding or streaming it to the end. Artifacts are left to the check itself (a later event of the same
+ * artifact may replace a long one with a short one).
+ */
+export class TextLengthLimit {
+  /** Code points of the text counted so far. */
+  characters = 0;
+
+  /** `maxLength` 0: no limit. */
+  constructor(private readonly maxLength: number) {}
+
+  /** Counts `delta`; the refusal's reason (for the log) once the text is past the limit, else undefined. */
+  add(delta: string): string | undefined {
+    for (const _ of delta) this.characters += 1;
+    if (this.maxLength <= 0 || this.characters <= this.maxLength) return undefined;
+    return `max-length: the text passed ${this.maxLength} characters while it was produced`;
+  }
+}
+
 /** The artifact a held copy becomes after one more event of its id: replaced, or with `append` the parts added. */
 export function chunked(earlier: Artifact | undefined, artifact: Artifact, chunk: ArtifactChunk | undefined): Artifact {
   if (!earlier || chunk?.append !== true) return artifact;

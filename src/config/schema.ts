@@ -430,7 +430,12 @@ export const GuardrailsSchema = Type.Object(
         "flags g and y are not allowed); anything else is literal text. Write a literal that looks like /x/ as a regex.",
     ),
     personalData: Type.Boolean({ default: false, description: "Refuse output that contains personal data." }),
-    maxLength: integer("Longest allowed output, in characters; 0 = no limit.", 0, 0),
+    maxLength: integer(
+      "Longest allowed output, in characters; 0 = no limit. Text past it is refused as the handler emits it (the run " +
+        "fails then, and with fullTextCheck off none of it is streamed).",
+      0,
+      0,
+    ),
     moderation: Type.Optional(ModerationSchema),
     timeoutMs: integer("Time budget of the whole output check, in milliseconds.", 10_000),
   },

@@ -34,8 +34,13 @@ export interface BuiltContext {
 export function createHandlerContext(input: HandlerContextInput): BuiltContext {
   const { signal, sink, profile } = input;
   let requested: HandlerResult | undefined;
-  const guard = (write: () => Promise<void>): Promise<void> =>
-    signal.aborted ? Promise.reject(signal.reason) : write();
+  const guard = (write: () => Promise<void>): Promise<void> => {
+    const written = signal.aborted ? Promise.reject(signal.reason) : write();
+    // A handler that does not await an emit must not end its actor (and every run it holds) with an unhandled
+    // rejection: the refusal still reaches a handler that awaits, and the run learns of it through its signal or end.
+    written.catch(() => {});
+    return written;
+  };
   const emit: Emit = {
     text: (delta) => guard(() => sink.text(delta)),
     artifact: (artifact, chunk) => guard(() => sink.artifact(artifact, chunk)),

@@ -7,7 +7,10 @@ import type { LlmClient } from "./llm-client.ts";
 import type { ProfileTools } from "./tools.ts";
 import type { Workspace } from "./workspace.ts";
 
-/** Output of a run. Every call goes through the run's output gate, in call order; await it to see a lost lease. */
+/**
+ * Output of a run. Every call goes through the run's output gate, in call order; await it to see a lost lease, an
+ * aborted run, or text past the profile's guardrails.maxLength (each rejects; one not awaited is ignored).
+ */
 export interface Emit {
   /** A text delta of this leg's answer (one artifact per leg; chunks are appended). */
   text(delta: string): Promise<void>;

@@ -27,6 +27,8 @@ beforeAll(async () => {
     generatedProfile("open", { fullTextCheck: "off" }),
     generatedProfile("echo-gated", { handler: "echo", fullTextCheck: "required" }),
     generatedProfile("open-checked", { fullTextCheck: "off", guardrails: deny }),
+    generatedProfile("limited", { guardrails: { maxLength: 1000 } }),
+    generatedProfile("limited-open", { fullTextCheck: "off", guardrails: { maxLength: 1000 } }),
     generatedProfile("mod-down", {
       guardrails: { moderation: { baseUrl: `http://127.0.0.1:${await freePort()}`, timeoutMs: 2000 } },
     }),
@@ -154,6 +156,43 @@ test("fullTextCheck off with guardrails: the check still runs at the end and fai
   const last = sent.results.at(-1)?.statusUpdate?.status;
   expect(last?.state).toBe("TASK_STATE_FAILED");
   expect(last?.message?.parts).toEqual([{ text: CONTENT_CHECK_FAILED }]);
+});
+
+/** The characters of a stream's text artifact updates, together. */
+function streamedText(results: { artifactUpdate?: { artifact: { parts: { text?: string }[] } } }[]): string {
+  return results.map((frame) => frame.artifactUpdate?.artifact.parts[0]?.text ?? "").join("");
+}
+
+test("held text past guardrails.maxLength is refused as it comes: the run fails at once and writes none of it", async () => {
+  const seen = await observe(gate, "limited", "flood");
+  expectWithheld(seen);
+  await gate.work.line(/max-length: the text passed 1000 characters while it was produced/);
+  // the handler's 100,000 deltas stopped at the one that crossed: the progress counts never passed the limit
+  const counts = seen.journal.flatMap((event) => {
+    const progress = event.statusUpdate?.status.message?.metadata?.["a2a-runtime/progress"] as
+      | { characters: number }
+      | undefined;
+    return progress ? [progress.characters] : [];
+  });
+  expect(Math.max(0, ...counts)).toBeLessThanOrEqual(1000);
+});
+
+test("fullTextCheck off: text past guardrails.maxLength is never streamed; the task fails at the crossing", async () => {
+  const options = { key: gate.key, profile: "limited-open" };
+  const sent = await openStream(gate.base, "SendStreamingMessage", { message: message("flood") }, options);
+  await sent.closed;
+  const text = streamedText(sent.results);
+  expect(text.length).toBeGreaterThan(0);
+  expect([...text].length).toBeLessThanOrEqual(1000);
+  const last = sent.results.at(-1)?.statusUpdate?.status;
+  expect(last?.state).toBe("TASK_STATE_FAILED");
+  expect(last?.message?.parts).toEqual([{ text: CONTENT_CHECK_FAILED }]);
+});
+
+test("emits a handler does not await are refused past maxLength without ending its actor; the task fails", async () => {
+  const before = (await workers(gate.inst)).map((actor) => actor.pid);
+  expectWithheld(await observe(gate, "limited", "spray"));
+  expect((await workers(gate.inst)).map((actor) => actor.pid)).toEqual(before);
 });
 
 test("an actor killed while content is held wrote none of it; the run is retried and held again", async () => {

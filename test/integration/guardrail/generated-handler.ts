@@ -1,5 +1,6 @@
 // Handler module for the gate suite, loaded by real actors with `work --handlers`: "case <seed>" emits the seeded
-// output of generated-output.ts step by step; "hold <seed>" emits the steps and then waits until the run is aborted.
+// output of generated-output.ts step by step; "hold <seed>" emits the steps and then waits until the run is aborted;
+// "flood" emits 100,000 Greek deltas of 5 characters, each awaited; "spray" emits 2,000 without awaiting any, and returns.
 import { defineHandler, type HandlerContext, HandlerFailure, textOf } from "../../../src/actors/index.ts";
 import { generateCase, type Step } from "./generated-output.ts";
 
@@ -23,8 +24,20 @@ async function emit(ctx: HandlerContext, step: Step): Promise<void> {
   await ctx.emit.artifact({ artifactId: step.artifact.artifactId, parts: [{ data: loop }] });
 }
 
+/** Greek letters: the suite's content marker (generated-output.ts's CONTENT). */
+const DELTA = "αβγδε";
+
 export const generated = defineHandler("generated", async (ctx) => {
-  const [, mode = "", seed = ""] = /^(case|hold) (\d+)$/.exec(textOf(ctx.input).trim()) ?? [];
+  const command = textOf(ctx.input).trim();
+  if (command === "flood") {
+    for (let i = 0; i < 100_000; i++) await ctx.emit.text(DELTA);
+    return;
+  }
+  if (command === "spray") {
+    for (let i = 0; i < 2_000; i++) void ctx.emit.text(DELTA);
+    return;
+  }
+  const [, mode = "", seed = ""] = /^(case|hold) (\d+)$/.exec(command) ?? [];
   const planned = generateCase(Number(seed));
   for (const step of planned.steps) {
     await emit(ctx, step);

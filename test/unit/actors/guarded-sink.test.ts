@@ -3,7 +3,12 @@
 import { expect, test } from "bun:test";
 import { GuardedSink, PROGRESS_METADATA_KEY } from "../../../src/actors/guarded-sink.ts";
 import { CONTENT_CHECK_FAILED, ContentCheckFailure } from "../../../src/actors/output-check.ts";
-import { composeGuardrails, denyPatternsGuardrail, type Guardrail } from "../../../src/guardrail/index.ts";
+import {
+  composeGuardrails,
+  denyPatternsGuardrail,
+  type Guardrail,
+  maxLengthGuardrail,
+} from "../../../src/guardrail/index.ts";
 import type { Artifact } from "../../../src/protocol/index.ts";
 import { profileOf, recorder } from "./sink-fixtures.ts";
 
@@ -13,12 +18,15 @@ const TEXT = { artifactId: "response-1", name: "response" };
 const COMPLETED = { state: "TASK_STATE_COMPLETED" } as const;
 const report: Artifact = { artifactId: "report", parts: [{ data: { total: 3 } }] };
 
-function gate(guardrail: Guardrail | undefined, options: { signal?: AbortSignal; intervalMs?: number } = {}) {
+function gate(
+  guardrail: Guardrail | undefined,
+  options: { signal?: AbortSignal; intervalMs?: number; profile?: typeof profile } = {},
+) {
   const { target, writes } = recorder();
   const warnings: string[] = [];
   const logger = { warn: (fields: { reason: string }) => warnings.push(fields.reason) } as never;
   const sink = new GuardedSink(target, {
-    profile,
+    profile: options.profile ?? profile,
     textArtifact: TEXT,
     guardrail,
     signal: options.signal ?? new AbortController().signal,
@@ -157,4 +165,41 @@ test("a handler failure's message is shown only when it passes the check", async
   expect(await sink.failureMessage("The lookup service is down")).toBe("The lookup service is down");
   expect(await sink.failureMessage("The forbidden answer was 42")).toBe(CONTENT_CHECK_FAILED);
   expect(await sink.failureMessage(CONTENT_CHECK_FAILED)).toBe(CONTENT_CHECK_FAILED);
+});
+
+test("text past guardrails.maxLength is refused as it comes: nothing held is written, later emits and finish fail", async () => {
+  const limited = profileOf({ guardrails: { maxLength: 10 } });
+  const { sink, writes, warnings } = gate(maxLengthGuardrail(10), { profile: limited });
+  await sink.artifact(report);
+  await sink.text("ωωωωω"); // 5 code points
+  await sink.text("ωωωωω"); // 10: exactly the limit passes
+  const crossing = await sink.text("ω").catch((e: unknown) => e);
+  expect(crossing).toBeInstanceOf(ContentCheckFailure);
+  expect((crossing as Error).message).toBe(CONTENT_CHECK_FAILED);
+  expect(warnings).toEqual(["max-length: the text passed 10 characters while it was produced"]);
+  expect(await sink.text("more").catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.artifact(report).catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.progress("still going").catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.finish(COMPLETED).catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.failureMessage(CONTENT_CHECK_FAILED)).toBe(CONTENT_CHECK_FAILED);
+  expect(writes).toEqual([progress(0, 1)]); // the first emit's progress count; no content, no closing status
+  expect(warnings).toHaveLength(1);
+});
+
+test("without maxLength any amount of text is held; at the limit exactly the output passes and is written", async () => {
+  const unlimited = gate(deny);
+  await unlimited.sink.text("ω".repeat(100_000));
+  await unlimited.sink.finish(COMPLETED);
+  expect(unlimited.writes[1]).toEqual({
+    artifact: { ...TEXT, parts: [{ text: "ω".repeat(100_000) }] },
+    lastChunk: true,
+  });
+  const limited = profileOf({ guardrails: { maxLength: 3 } });
+  const exact = gate(maxLengthGuardrail(3), { profile: limited });
+  await exact.sink.text("🌍🌍🌍"); // three code points, six UTF-16 units
+  await exact.sink.finish(COMPLETED);
+  expect(exact.writes.slice(1)).toEqual([
+    { artifact: { ...TEXT, parts: [{ text: "🌍🌍🌍" }] }, lastChunk: true },
+    { status: "TASK_STATE_COMPLETED" },
+  ]);
 });

@@ -113,6 +113,24 @@ test("the context: history, latest input, identity, resources, interrupts; emits
   expect(out).toEqual(["text:a"]);
 });
 
+test("an emit the handler does not await never becomes an unhandled rejection, which would end its actor", async () => {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => void unhandled.push(reason);
+  process.on("unhandledRejection", record);
+  try {
+    const { ctx, controller } = context(profile(), undefined);
+    controller.abort(new Error("canceled"));
+    const emits = [ctx.emit.text("b"), ctx.emit.artifact({ artifactId: "x", parts: [] }), ctx.emit.progress("p")];
+    // a timer runs after the runtime has reported the turn's unhandled rejections
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(unhandled).toEqual([]);
+    // and a handler that does await an emit still learns of the refusal
+    for (const emitted of emits) await expect(emitted).rejects.toThrow("canceled");
+  } finally {
+    process.off("unhandledRejection", record);
+  }
+});
+
 /** A model that answers from a script, recording each request. */
 function scriptedModel(replies: ((request: ChatRequest) => Promise<ChatReply>)[]) {
   const requests: ChatRequest[] = [];

@@ -6,7 +6,12 @@ import { createOutputSink, JournalSink } from "../../../src/actors/emit-gate.ts"
 import { GuardedSink } from "../../../src/actors/guarded-sink.ts";
 import { ContentCheckFailure, profileGuardrails } from "../../../src/actors/output-check.ts";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
-import { denyPatternsGuardrail, type Guardrail, GuardrailConfigError } from "../../../src/guardrail/index.ts";
+import {
+  denyPatternsGuardrail,
+  type Guardrail,
+  GuardrailConfigError,
+  maxLengthGuardrail,
+} from "../../../src/guardrail/index.ts";
 import { profileOf, recorder } from "./sink-fixtures.ts";
 
 const deny = denyPatternsGuardrail(["forbidden"]);
@@ -47,6 +52,32 @@ test("fullTextCheck off: deltas go out as they come; a failing check at the end 
   await clean.text("fine");
   await clean.finish({ state: "TASK_STATE_INPUT_REQUIRED", message: "Anything forbidden?" }).catch(() => {});
   expect(passing.writes).toEqual([]); // the question failed the check: neither the last chunk nor the question
+});
+
+test("fullTextCheck off: text past guardrails.maxLength is refused as it comes and never streamed", async () => {
+  const { target, writes } = recorder();
+  const off = profileOf({ fullTextCheck: "off", guardrails: { maxLength: 8 } });
+  const signal = new AbortController().signal;
+  const sink = new CheckedSink(new JournalSink(target, "response-1"), {
+    profile: off,
+    guardrail: maxLengthGuardrail(8),
+    signal,
+  });
+  await sink.text("abcd");
+  await sink.text("efgh"); // 8: at the limit, still streamed
+  const crossing = await sink.text("i").catch((e: unknown) => e);
+  expect(crossing).toBeInstanceOf(ContentCheckFailure);
+  expect(await sink.text("j").catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.progress("note").catch((e: unknown) => e)).toBe(crossing);
+  expect(await sink.finish(COMPLETED).catch((e: unknown) => e)).toBe(crossing);
+  // the first delta went out; the second is the held last chunk, never written; "i" and "j" never reached the journal
+  expect(writes).toEqual([
+    {
+      artifact: { artifactId: "response-1", name: "response", parts: [{ text: "abcd" }] },
+      append: false,
+      lastChunk: false,
+    },
+  ]);
 });
 
 test("profileGuardrails: one composed guardrail per guarded profile; a bad moderation key variable stops the start", () => {
