@@ -21,6 +21,8 @@ export interface CheckedSinkOptions {
 export class CheckedSink implements OutputSink {
   private streamed = "";
   private readonly artifacts = new Map<string, Artifact>();
+  /** Remembered artifacts this sink copied, and extends in place as chunks arrive. */
+  private readonly own = new WeakSet<Artifact>();
   private readonly limit: TextLengthLimit;
   /** Set once the text passed maxLength: every later emit and finish() fail with it. */
   private refused: ContentCheckFailure | undefined;
@@ -47,7 +49,7 @@ export class CheckedSink implements OutputSink {
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
     if (this.refused) return Promise.reject(this.refused);
     const earlier = this.artifacts.get(artifact.artifactId);
-    this.artifacts.set(artifact.artifactId, chunked(earlier, artifact, chunk));
+    this.artifacts.set(artifact.artifactId, chunked(earlier, artifact, chunk, this.own));
     return this.inner.artifact(artifact, chunk);
   }
 

@@ -52,6 +52,8 @@ export class GuardedSink implements OutputSink {
   private refused: ContentCheckFailure | undefined;
   /** Held artifacts by id in the order first emitted; TEXT_SLOT marks where the text artifact goes. */
   private readonly held = new Map<string | typeof TEXT_SLOT, Artifact | undefined>();
+  /** Held artifacts this sink copied, and extends in place as chunks arrive. */
+  private readonly own = new WeakSet<Artifact>();
   private closed = false;
   private lastProgressAt = Number.NEGATIVE_INFINITY;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -81,7 +83,7 @@ export class GuardedSink implements OutputSink {
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
     if (this.refused) return Promise.reject(this.refused);
     if (this.closed) return Promise.resolve();
-    this.held.set(artifact.artifactId, chunked(this.held.get(artifact.artifactId), artifact, chunk));
+    this.held.set(artifact.artifactId, chunked(this.held.get(artifact.artifactId), artifact, chunk, this.own));
     return this.activity();
   }
 

@@ -10,7 +10,7 @@ import {
   PASS,
   type Verdict,
 } from "../guardrail/index.ts";
-import { applyArtifact } from "../journal/index.ts";
+import { appendArtifact } from "../journal/index.ts";
 import type { Artifact } from "../protocol/index.ts";
 import { type ArtifactChunk, HandlerFailure } from "./handlers/handler-api.ts";
 
@@ -90,8 +90,16 @@ export class TextLengthLimit {
   }
 }
 
-/** The artifact a held copy becomes after one more event of its id: replaced, or with `append` the parts added. */
-export function chunked(earlier: Artifact | undefined, artifact: Artifact, chunk: ArtifactChunk | undefined): Artifact {
+/**
+ * The artifact a held copy becomes after one more event of its id: replaced, or with `append` the parts added (in
+ * place once the holder owns the copy: `own` is the holder's, see appendArtifact).
+ */
+export function chunked(
+  earlier: Artifact | undefined,
+  artifact: Artifact,
+  chunk: ArtifactChunk | undefined,
+  own: WeakSet<Artifact>,
+): Artifact {
   if (!earlier || chunk?.append !== true) return artifact;
-  return applyArtifact([earlier], artifact, true)[0] ?? artifact;
+  return appendArtifact(earlier, artifact, own);
 }

@@ -6,7 +6,7 @@
 // answered "stale" means the lease is lost: nothing more is written.
 import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
-import { applyArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
+import { ArtifactList, appendArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 
 export class LeaseLostError extends Error {
@@ -94,14 +94,14 @@ function envelope(artifact: Artifact): string {
   return JSON.stringify(rest);
 }
 
+/** The artifacts merged() made: each is held by one pending update only, so later merges extend it in place. */
+const mergedArtifacts = new WeakSet<Artifact>();
+
 /** `next` folded into `last` when it appends to the same artifact with the same envelope; else undefined. */
 function merged(last: ArtifactUpdate | undefined, next: ArtifactUpdate): ArtifactUpdate | undefined {
   if (!last || next.append !== true || last.artifact.artifactId !== next.artifact.artifactId) return undefined;
   if (envelope(last.artifact) !== envelope(next.artifact)) return undefined;
-  const joined: ArtifactUpdate = {
-    ...last,
-    artifact: applyArtifact([last.artifact], next.artifact, true)[0] ?? last.artifact,
-  };
+  const joined: ArtifactUpdate = { ...last, artifact: appendArtifact(last.artifact, next.artifact, mergedArtifacts) };
   if (next.lastChunk) joined.lastChunk = true;
   else delete joined.lastChunk;
   return joined;
@@ -109,8 +109,7 @@ function merged(last: ArtifactUpdate | undefined, next: ArtifactUpdate): Artifac
 
 export class RunWriter {
   private lostReason: string | undefined;
-  /** The task's whole artifact list, with every update asked for so far applied. */
-  artifacts: Artifact[];
+  private readonly list: ArtifactList;
   private pending: Pending | undefined;
   private inFlight: Promise<void> | undefined;
   private backlog = 0;
@@ -138,7 +137,7 @@ export class RunWriter {
     private readonly onLost: (reason: string) => void,
     options: RunWriterOptions = {},
   ) {
-    this.artifacts = [...artifacts];
+    this.list = new ArtifactList(artifacts);
     this.stepIntervalMs = options.stepIntervalMs ?? 0;
     const { signal } = options;
     if (this.stepIntervalMs > 0 && signal) {
@@ -193,7 +192,7 @@ export class RunWriter {
         event: { statusUpdate: update },
         historyMessage: options.history ? message : undefined,
         // the list as of this step: a status change closes its step, so it holds every update asked for before it
-        artifacts: ends && this.artifacts.length > 0 ? this.artifacts : undefined,
+        artifacts: ends && this.list.items.length > 0 ? this.list.items : undefined,
         ack: ends && this.ackOnEnd,
       };
     });
@@ -206,12 +205,17 @@ export class RunWriter {
     if (options.lastChunk) update.lastChunk = true;
     const size = JSON.stringify(artifact.parts).length;
     return this.add((pending) => {
-      this.artifacts = applyArtifact(this.artifacts, artifact, options.append === true);
+      this.list.apply(artifact, options.append === true);
       const joined = merged(pending.updates.at(-1), update);
       if (joined) pending.updates[pending.updates.length - 1] = joined;
       else pending.updates.push(update);
       pending.bytes += size;
     });
+  }
+
+  /** The task's whole artifact list, with every update asked for so far applied. */
+  get artifacts(): readonly Artifact[] {
+    return this.list.items;
   }
 
   /**

@@ -51,6 +51,8 @@ export {
   WaitingFullError,
 } from "./task-journal.ts";
 export {
+  ArtifactList,
+  appendArtifact,
   applyArtifact,
   assembleArtifacts,
   decodeTaskFields,

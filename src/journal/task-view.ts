@@ -20,25 +20,68 @@ export interface TaskRecord {
 }
 
 /**
- * Applies one artifact event to a list as a client applies it: a new artifactId is added, an equal one replaced, or,
- * with `append`, its parts added (a text part joined to a text part that ends the list).
+ * `earlier` with the parts of `added` appended, as A2A's append does (a text part joined to a text part that ends
+ * them). The first append to an artifact copies it and records the copy in `own`; later appends to that copy extend
+ * its parts in place, so streaming an artifact in many chunks costs the chunks' size, not its square. An artifact in
+ * `own` must have no holder but the caller's.
  */
-export function applyArtifact(list: Artifact[], artifact: Artifact, append: boolean): Artifact[] {
-  const index = list.findIndex((item) => item.artifactId === artifact.artifactId);
-  const existing = list[index];
-  if (!existing) return [...list, artifact];
-  let merged = artifact;
-  if (append) {
-    const parts = [...existing.parts];
-    for (const part of artifact.parts) {
-      const last = parts[parts.length - 1];
-      if (last && "text" in last && "text" in part && typeof last.text === "string" && typeof part.text === "string") {
-        parts[parts.length - 1] = { ...last, text: last.text + part.text };
-      } else parts.push(part);
-    }
-    merged = { ...existing, parts };
+export function appendArtifact(earlier: Artifact, added: Artifact, own: WeakSet<Artifact>): Artifact {
+  let target = earlier;
+  if (!own.has(target)) {
+    target = { ...earlier, parts: [...earlier.parts] };
+    own.add(target);
   }
-  return list.map((item, i) => (i === index ? merged : item));
+  const parts = target.parts;
+  for (const part of added.parts) {
+    const last = parts[parts.length - 1];
+    if (last && "text" in last && "text" in part && typeof last.text === "string" && typeof part.text === "string") {
+      parts[parts.length - 1] = { ...last, text: last.text + part.text };
+    } else parts.push(part);
+  }
+  return target;
+}
+
+/**
+ * An artifact list built by artifact events as a client applies them: a new artifactId is added, an equal one
+ * replaced, or, with `append`, its parts added (see appendArtifact). Each event costs the size of its own parts:
+ * neither the callers' artifacts nor the list is copied again (copying on each event grew with the square of an
+ * artifact's chunks, e.g. a table streamed as data parts).
+ */
+export class ArtifactList {
+  /** The list, in first-emitted order; it changes with every apply(). */
+  readonly items: Artifact[] = [];
+  private readonly positions = new Map<string, number>();
+  /** Artifacts (in items) whose parts array this list made, and may extend. */
+  private readonly own = new WeakSet<Artifact>();
+
+  constructor(initial: readonly Artifact[] = []) {
+    for (const artifact of initial) {
+      if (!this.positions.has(artifact.artifactId)) this.positions.set(artifact.artifactId, this.items.length);
+      this.items.push(artifact);
+    }
+  }
+
+  apply(artifact: Artifact, append: boolean): void {
+    const at = this.positions.get(artifact.artifactId);
+    const existing = at === undefined ? undefined : this.items[at];
+    if (at === undefined || !existing) {
+      this.positions.set(artifact.artifactId, this.items.length);
+      this.items.push(artifact);
+      return;
+    }
+    if (!append) {
+      this.items[at] = artifact;
+      return;
+    }
+    this.items[at] = appendArtifact(existing, artifact, this.own);
+  }
+}
+
+/** One artifact event applied to a copy of `list` (see ArtifactList; several events: use one ArtifactList). */
+export function applyArtifact(list: readonly Artifact[], artifact: Artifact, append: boolean): Artifact[] {
+  const applied = new ArtifactList(list);
+  applied.apply(artifact, append);
+  return applied.items;
 }
 
 /**
@@ -46,14 +89,15 @@ export function applyArtifact(list: Artifact[], artifact: Artifact, append: bool
  * store holds `,`-prefixed StreamResponse JSON, see KeySpace.artifactChunks). O(stored bytes).
  */
 export function assembleArtifacts(arts: string | undefined, chunks: string | null | undefined): Artifact[] {
-  let list = JSON.parse(arts ?? "[]") as Artifact[];
+  const list = JSON.parse(arts ?? "[]") as Artifact[];
   if (!chunks) return list;
   const events = JSON.parse(`[${chunks.slice(1)}]`) as StreamResponse[];
+  const built = new ArtifactList(list);
   for (const event of events) {
     const update = event.artifactUpdate;
-    if (update) list = applyArtifact(list, update.artifact, update.append === true);
+    if (update) built.apply(update.artifact, update.append === true);
   }
-  return list;
+  return built.items;
 }
 
 /** A task hash as a script returned it (HGETALL, flat) with its chunk store: decoded by decodeTaskFields. */

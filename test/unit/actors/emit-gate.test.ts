@@ -2,8 +2,8 @@
 // artifacts and progress in call order; and how artifact events change the stored list.
 import { expect, test } from "bun:test";
 import { JournalSink, type OutputTarget } from "../../../src/actors/emit-gate.ts";
-import { applyArtifact } from "../../../src/journal/index.ts";
-import type { Artifact } from "../../../src/protocol/index.ts";
+import { ArtifactList, applyArtifact, assembleArtifacts } from "../../../src/journal/index.ts";
+import type { Artifact, Part } from "../../../src/protocol/index.ts";
 
 type Write =
   | { artifact: Artifact; append?: boolean; lastChunk?: boolean }
@@ -93,4 +93,53 @@ test("applyArtifact: add, replace by id, append text to the last text part", () 
   expect(list).toEqual([chunk("again"), other]);
   list = applyArtifact(list, { artifactId: "x", parts: [{ text: "t" }] }, true);
   expect(list[1]).toEqual({ artifactId: "x", parts: [{ data: 1 }, { text: "t" }] });
+});
+
+/** The model: A2A's artifact events applied with a fresh copy of everything at each event. */
+function modelApply(list: readonly Artifact[], artifact: Artifact, append: boolean): Artifact[] {
+  const at = list.findIndex((item) => item.artifactId === artifact.artifactId);
+  if (at < 0) return [...list, artifact];
+  if (!append) return list.map((item, i) => (i === at ? artifact : item));
+  const parts: Part[] = structuredClone(list[at]!.parts);
+  for (const part of artifact.parts) {
+    const last = parts.at(-1);
+    const joined = last && typeof last.text === "string" && typeof part.text === "string";
+    if (joined) parts[parts.length - 1] = { text: `${last.text}${part.text}` };
+    else parts.push(part);
+  }
+  return list.map((item, i) => (i === at ? { ...item, parts } : item));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+test("ArtifactList and assembleArtifacts apply seeded event sequences as the model does, changing no caller's artifact", () => {
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed % n;
+  };
+  for (let round = 0; round < 200; round++) {
+    const initial = deepFreeze(
+      Array.from({ length: random(3) }, (_, i): Artifact => ({ artifactId: `a${i}`, parts: [{ text: `i${i}` }] })),
+    );
+    const events = Array.from({ length: 1 + random(40) }, (_, i) => {
+      const parts: Part[] = Array.from({ length: random(3) }, (_, k) =>
+        random(2) === 0 ? { text: `t${i}.${k}` } : { data: { row: i, k } },
+      );
+      const artifact: Artifact = { artifactId: `a${random(4)}`, name: `n${random(2)}`, parts };
+      return deepFreeze({ artifact, append: random(3) > 0 });
+    });
+    const expected = events.reduce<Artifact[]>((list, e) => modelApply(list, e.artifact, e.append), [...initial]);
+    const built = new ArtifactList(initial);
+    for (const event of events) built.apply(event.artifact, event.append); // a frozen input changed would throw
+    expect(built.items).toEqual(expected);
+    const chunks = events.map((e) => `,${JSON.stringify({ artifactUpdate: { ...e, taskId: "t", contextId: "c" } })}`);
+    expect(assembleArtifacts(JSON.stringify(initial), chunks.join(""))).toEqual(expected);
+  }
 });
