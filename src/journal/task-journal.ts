@@ -134,7 +134,15 @@ export interface ListQuery {
   statusTimestampAfterMs?: number | undefined;
   /** The profile whose tasks are listed (each profile has its own index). */
   profile: string;
+  /**
+   * Read the tasks' artifacts, their streamed chunks included (read with the task in one transaction, as GetTask
+   * does). Default false: the records' artifacts are empty and never leave Redis.
+   */
+  includeArtifacts?: boolean | undefined;
 }
+
+/** The task hash fields a record is decoded from, but its artifacts (see decodeTaskFields). */
+const FIELDS_BUT_ARTIFACTS = ["ctx", "cli", "prof", "state", "rev", "ts", "st", "hist", "meta"] as const;
 
 export interface ListPage {
   records: TaskRecord[];
@@ -612,14 +620,14 @@ export class TaskJournal {
     const records: TaskRecord[] = [];
     const gone = scan.gone;
     if (scan.page.length > 0) {
-      const pipeline = this.redis.pipeline();
-      for (const c of scan.page) pipeline.hgetall(k.task(shard, c.id));
-      const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
+      const read = await this.readPage(shard, scan.page, query.includeArtifacts === true);
       scan.page.forEach((c, i) => {
-        const fields = replies[i]?.[1] as Record<string, string> | undefined;
-        if (!fields || Object.keys(fields).length === 0) gone.push(c.id);
+        const stored = read[i];
+        if (!stored) gone.push(c.id);
         // a state index entry of a task that has just changed state: its new state's index lists it
-        else if (status === undefined || fields.state === status) records.push(decodeTaskFields(c.id, fields));
+        else if (status === undefined || stored.fields.state === status) {
+          records.push(decodeTaskFields(c.id, stored.fields, stored.chunks));
+        }
       });
     }
     if (gone.length > 0) {
@@ -633,6 +641,41 @@ export class TaskJournal {
       nextPageToken: scan.more && scan.last ? encodePageToken(scan.last.score, scan.last.id, scan.excluded) : "",
       totalSize: Math.max(records.length, scan.total - scan.excluded - gone.length),
     };
+  }
+
+  /**
+   * The stored fields of a page's tasks (undefined: gone). With artifacts, each task's hash and chunk store in one
+   * transaction (a run's end compacts the one into the other: read apart, a chunk could count twice or not at all);
+   * without, every field but the artifact list, which may be most of a task's bytes.
+   */
+  private async readPage(
+    shard: number,
+    page: readonly { id: string }[],
+    withArtifacts: boolean,
+  ): Promise<({ fields: Record<string, string>; chunks: string | null } | undefined)[]> {
+    const k = this.keys;
+    if (withArtifacts) {
+      const transaction = this.redis.multi();
+      for (const c of page) transaction.hgetall(k.task(shard, c.id)).get(k.artifactChunks(shard, c.id));
+      const replies = (await transaction.exec().catch(storeFailure)) ?? [];
+      return page.map((_, i) => {
+        const fields = replies[2 * i]?.[1] as Record<string, string> | undefined;
+        const chunks = (replies[2 * i + 1]?.[1] as string | null | undefined) ?? null;
+        return fields && Object.keys(fields).length > 0 ? { fields, chunks } : undefined;
+      });
+    }
+    const pipeline = this.redis.pipeline();
+    for (const c of page) pipeline.hmget(k.task(shard, c.id), ...FIELDS_BUT_ARTIFACTS);
+    const replies = (await pipeline.exec().catch(storeFailure)) ?? [];
+    return page.map((_, i) => {
+      const values = (replies[i]?.[1] as (string | null)[] | undefined) ?? [];
+      const fields: Record<string, string> = {};
+      FIELDS_BUT_ARTIFACTS.forEach((name, at) => {
+        const value = values[at];
+        if (typeof value === "string") fields[name] = value;
+      });
+      return Object.keys(fields).length > 0 ? { fields, chunks: null } : undefined;
+    });
   }
 
   /** A page of an index: its first `pageSize` entries after the position, and their count. One round trip. */

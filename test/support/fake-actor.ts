@@ -126,6 +126,21 @@ export class FakeActor {
     if (!result.ok) throw new Error(`transition to ${state} failed: ${result.reason}`);
   }
 
+  /** One artifact update of a working task, appended to its chunk store as a run's streamed output is. */
+  async stream(claim: Claim, artifact: Artifact, append: boolean): Promise<void> {
+    const contextId = await this.contextOf(claim);
+    const artifactUpdate = { taskId: claim.taskId, contextId, artifact, ...(append ? { append: true } : {}) };
+    const result = await this.ledger.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event: { artifactUpdate },
+      retentionSeconds: 3600,
+      journalRetentionSeconds: 600,
+    });
+    if (!result.ok) throw new Error(`artifact update refused: ${result.reason}`);
+  }
+
   /** Completes the task with one text artifact, then acknowledges its queue entry. */
   async complete(claim: Claim, text = "done"): Promise<void> {
     await this.move(claim, "TASK_STATE_COMPLETED", {

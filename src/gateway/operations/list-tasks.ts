@@ -30,6 +30,7 @@ export async function listTasks(call: OperationCall<"ListTasks">): Promise<ListT
     statusTimestampAfterMs:
       params.statusTimestampAfter === undefined ? undefined : timestampMs(params.statusTimestampAfter),
     profile: call.profile.profile.name,
+    includeArtifacts: params.includeArtifacts === true,
   });
   const view = { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts === true };
   return {

@@ -147,6 +147,30 @@ describe("ListTasks", () => {
     expect("history" in full.body.result.tasks[0]).toBe(false);
   });
 
+  test("includeArtifacts shows what a working task has streamed so far, as GetTask does", async () => {
+    const client = await h.client({ name: "streamed" });
+    const options = { key: client.key };
+    const params = { message: message("stream"), configuration: { returnImmediately: true } };
+    await rpc(h.gateway.url, "SendMessage", params, options);
+    const claim = await h.actor.takeOne({ clientId: client.id });
+    await h.actor.move(claim, "TASK_STATE_WORKING");
+    await h.actor.stream(claim, { artifactId: "rows", parts: [{ data: { row: 1 } }] }, false);
+    await h.actor.stream(claim, { artifactId: "text", parts: [{ text: "Hel" }] }, false);
+    await h.actor.stream(claim, { artifactId: "rows", parts: [{ data: { row: 2 } }] }, true);
+    await h.actor.stream(claim, { artifactId: "text", parts: [{ text: "lo" }] }, true);
+    const got = (await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, options)).body.result;
+    expect(got.artifacts).toEqual([
+      { artifactId: "rows", parts: [{ data: { row: 1 } }, { data: { row: 2 } }] },
+      { artifactId: "text", parts: [{ text: "Hello" }] },
+    ]);
+    const listed = await rpc(h.gateway.url, "ListTasks", { includeArtifacts: true }, options);
+    expect(listed.body.result.tasks).toEqual([got]);
+    const { artifacts: _, ...withoutArtifacts } = got;
+    const plain = await rpc(h.gateway.url, "ListTasks", {}, options);
+    expect(plain.body.result.tasks).toEqual([withoutArtifacts]);
+    expect("artifacts" in plain.body.result.tasks[0]).toBe(false);
+  });
+
   test("a bad page token and an out-of-range pageSize are -32602", async () => {
     const token = await rpc(h.gateway.url, "ListTasks", { pageToken: "garbage!" }, { key });
     expect(token.body.error.code).toBe(-32602);
