@@ -26,7 +26,7 @@ import type { ToolRegistry } from "./handlers/tools.ts";
 import { Workspace } from "./handlers/workspace.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import type { RunOutcome } from "./metrics.ts";
-import { profileGuardrails } from "./output-check.ts";
+import { ContentCheckFailure, profileGuardrails } from "./output-check.ts";
 import { RunTrace } from "./run-trace.ts";
 import { LeaseLostError, RunWriter } from "./run-writer.ts";
 
@@ -445,7 +445,9 @@ export class RunExecutor {
   /** FAILED with the HandlerFailure's message as the sink lets it out, or a generic one (details stay in the log). */
   private async fail(error: unknown, writer: RunWriter, sink: OutputSink, log: Logger): Promise<void> {
     const shown = error instanceof HandlerFailure;
-    if (shown) log.warn({ err: error }, "handler failed");
+    // a refused output (past maxLength, from an emit the handler passed on) was logged by its sink with the reason
+    if (error instanceof ContentCheckFailure) log.debug("handler stopped by its output check");
+    else if (shown) log.warn({ err: error }, "handler failed");
     else log.error({ err: error }, "handler failed");
     await writer.status("TASK_STATE_FAILED", {
       text: shown ? await sink.failureMessage(error.message) : GENERIC_FAILURE,
