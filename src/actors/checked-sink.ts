@@ -23,9 +23,8 @@ export class CheckedSink implements OutputSink {
   private readonly artifacts = new Map<string, Artifact>();
   /** Remembered artifacts this sink copied, and extends in place as chunks arrive. */
   private readonly own = new WeakSet<Artifact>();
+  /** Counts the text; once it passed maxLength, every later emit and finish() fail with its refusal. */
   private readonly limit: TextLengthLimit;
-  /** Set once the text passed maxLength: every later emit and finish() fail with it. */
-  private refused: ContentCheckFailure | undefined;
 
   constructor(
     private readonly inner: OutputSink,
@@ -35,31 +34,30 @@ export class CheckedSink implements OutputSink {
   }
 
   text(delta: string): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     const refusal = this.limit.add(delta);
     if (refusal) {
-      this.refused = new ContentCheckFailure(refusal);
-      this.o.logger?.warn({ reason: refusal }, "the output passed guardrails.maxLength (fullTextCheck off)");
-      return Promise.reject(this.refused);
+      this.o.logger?.warn({ reason: refusal.reason }, "the output passed guardrails.maxLength (fullTextCheck off)");
+      return Promise.reject(refusal);
     }
     this.streamed += delta;
     return this.inner.text(delta);
   }
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     const earlier = this.artifacts.get(artifact.artifactId);
     this.artifacts.set(artifact.artifactId, chunked(earlier, artifact, chunk, this.own));
     return this.inner.artifact(artifact, chunk);
   }
 
   progress(message: string, metadata?: Record<string, unknown>): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     return this.inner.progress(message, metadata);
   }
 
   async finish(result: HandlerResult): Promise<void> {
-    if (this.refused) throw this.refused;
+    if (this.limit.refused) throw this.limit.refused;
     const artifacts = [...this.artifacts.values()];
     if (result.state !== "TASK_STATE_COMPLETED") artifacts.push(messageArtifact(result.message));
     const output = { text: this.streamed, artifacts };

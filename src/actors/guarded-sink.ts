@@ -46,10 +46,8 @@ const TEXT_SLOT = Symbol("text");
  */
 export class GuardedSink implements OutputSink {
   private heldText = "";
-  private characters = 0;
+  /** Counts the text; once it passed maxLength, every later emit and finish() fail with its refusal. */
   private readonly limit: TextLengthLimit;
-  /** Set once the text passed maxLength: every later emit and finish() fail with it. */
-  private refused: ContentCheckFailure | undefined;
   /** Held artifacts by id in the order first emitted; TEXT_SLOT marks where the text artifact goes. */
   private readonly held = new Map<string | typeof TEXT_SLOT, Artifact | undefined>();
   /** Held artifacts this sink copied, and extends in place as chunks arrive. */
@@ -70,31 +68,30 @@ export class GuardedSink implements OutputSink {
   }
 
   text(delta: string): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     if (delta === "" || this.closed) return Promise.resolve();
     const refusal = this.limit.add(delta);
     if (refusal) return Promise.reject(this.refuse(refusal));
     if (!this.held.has(TEXT_SLOT)) this.held.set(TEXT_SLOT, undefined);
     this.heldText += delta;
-    this.characters = this.limit.characters;
     return this.activity();
   }
 
   artifact(artifact: Artifact, chunk?: ArtifactChunk): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     if (this.closed) return Promise.resolve();
     this.held.set(artifact.artifactId, chunked(this.held.get(artifact.artifactId), artifact, chunk, this.own));
     return this.activity();
   }
 
   progress(_message: string, _metadata?: Record<string, unknown>): Promise<void> {
-    if (this.refused) return Promise.reject(this.refused);
+    if (this.limit.refused) return Promise.reject(this.limit.refused);
     return this.closed ? Promise.resolve() : this.activity();
   }
 
   async finish(result: HandlerResult): Promise<void> {
     this.close();
-    if (this.refused) throw this.refused;
+    if (this.limit.refused) throw this.limit.refused;
     const question = result.state === "TASK_STATE_COMPLETED" ? undefined : result.message;
     const verdict = await judgeOutput(this.o.guardrail, this.output(question), this.o.profile, this.o.signal);
     if (this.o.signal.aborted) throw this.o.signal.reason;
@@ -155,16 +152,18 @@ export class GuardedSink implements OutputSink {
 
   private writeProgress(): Promise<void> {
     this.lastProgressAt = performance.now();
-    const counts = { characters: this.characters, artifacts: this.held.size - (this.held.has(TEXT_SLOT) ? 1 : 0) };
+    const counts = {
+      characters: this.limit.characters,
+      artifacts: this.held.size - (this.held.has(TEXT_SLOT) ? 1 : 0),
+    };
     return this.writer.status("TASK_STATE_WORKING", { metadata: { [PROGRESS_METADATA_KEY]: counts } });
   }
 
   /** The text passed maxLength: what is held is dropped, and the leg can only fail (with CONTENT_CHECK_FAILED). */
-  private refuse(reason: string): ContentCheckFailure {
+  private refuse(refusal: ContentCheckFailure): ContentCheckFailure {
     this.discard();
-    this.refused = new ContentCheckFailure(reason);
-    this.o.logger?.warn({ reason }, "the output passed guardrails.maxLength; none of it is written");
-    return this.refused;
+    this.o.logger?.warn({ reason: refusal.reason }, "the output passed guardrails.maxLength; none of it is written");
+    return refusal;
   }
 
   /** The run was aborted: what is held is dropped, never to be written. */

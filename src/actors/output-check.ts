@@ -78,15 +78,20 @@ export async function judgeOutput(
 export class TextLengthLimit {
   /** Code points of the text counted so far. */
   characters = 0;
+  /** Set once the text passed the limit: the leg can only fail with it. */
+  refused: ContentCheckFailure | undefined;
 
   /** `maxLength` 0: no limit. */
   constructor(private readonly maxLength: number) {}
 
-  /** Counts `delta`; the refusal's reason (for the log) once the text is past the limit, else undefined. */
-  add(delta: string): string | undefined {
+  /** Counts `delta`; the refusal once this delta takes the text past the limit (its reason is for the log). */
+  add(delta: string): ContentCheckFailure | undefined {
     for (const _ of delta) this.characters += 1;
     if (this.maxLength <= 0 || this.characters <= this.maxLength) return undefined;
-    return `max-length: the text passed ${this.maxLength} characters while it was produced`;
+    this.refused = new ContentCheckFailure(
+      `max-length: the text passed ${this.maxLength} characters while it was produced`,
+    );
+    return this.refused;
   }
 }
 
