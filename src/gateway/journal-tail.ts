@@ -23,6 +23,13 @@ interface FollowerOf {
    * it, the task is not read (a blocking wait needs no read for WORKING progress). Unset: every change.
    */
   readonly states?: ReadonlySet<TaskState>;
+  /**
+   * Called in the tick in which the tail sends its read of the task for a notice of one of `states` (not for a
+   * reconnect's or the safety tick's re-read): a write issued here shares the read's round trip on the auto-pipelining
+   * command connection. A blocking wait gives its waiting leases back here, since a notice of a state that ends it
+   * means the wait is over once the read arrives.
+   */
+  readonly onNotice?: (state: TaskState) => void;
 }
 
 /**
@@ -115,6 +122,13 @@ function headOf(snapshot: Snapshot): TaskHead {
 function wants(followed: Followed, state: TaskState): boolean {
   for (const follower of followed.followers) if (!follower.states || follower.states.has(state)) return true;
   return false;
+}
+
+/** Tells the followers that want `state` that a read for a notice of it is being sent. */
+function noticeFollowers(followed: Followed, state: TaskState): void {
+  for (const follower of followed.followers) {
+    if (follower.onNotice && (!follower.states || follower.states.has(state))) follower.onNotice(state);
+  }
 }
 
 export class JournalTail {
@@ -219,6 +233,8 @@ export class JournalTail {
       states?: ReadonlySet<TaskState>;
       /** The task as the request's own write left it (see `KnownTask`): no first read unless it could have missed news. */
       known?: KnownTask | undefined;
+      /** See `FollowerOf.onNotice`: called at most once, before the wait's outcome. */
+      onNotice?: (state: TaskState) => void;
     },
   ): Promise<WaitOutcome> {
     if (this.stopped) return Promise.resolve({ kind: "stopped" });
@@ -242,11 +258,20 @@ export class JournalTail {
       this.stoppers.add(onStop);
       // a known task that meets the condition already is read like any other, for its snapshot
       const known = options.known && !condition(options.known.record) ? options.known : undefined;
+      let noticed = false;
+      const onNotice =
+        options.onNotice &&
+        ((state: TaskState): void => {
+          if (settled || noticed) return;
+          noticed = true;
+          options.onNotice?.(state);
+        });
       const unfollow = this.follow(
         {
           clientId,
           taskId,
           ...(options.states ? { states: options.states } : {}),
+          ...(onNotice ? { onNotice } : {}),
           onSnapshot: (snapshot) => {
             if (!snapshot) finish({ kind: "gone" });
             else if (condition(snapshot.record)) finish({ kind: "met", snapshot });
@@ -294,6 +319,7 @@ export class JournalTail {
         followed.noticedRev = Math.max(followed.noticedRev, rev);
       }
       if (state !== undefined && !wants(followed, state)) continue;
+      if (state !== undefined) noticeFollowers(followed, state);
       this.refresh(followed);
     }
   }
@@ -326,7 +352,11 @@ export class JournalTail {
     this.recent.delete(followed.taskId);
     if (!news || news.rev <= rev) return;
     followed.noticedRev = news.rev;
-    if (news.state === undefined || wants(followed, news.state)) this.refresh(followed);
+    if (news.state === undefined) this.refresh(followed);
+    else if (wants(followed, news.state)) {
+      noticeFollowers(followed, news.state);
+      this.refresh(followed);
+    }
   }
 
   /**

@@ -145,6 +145,7 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
   // A new task's accept takes the waiting leases in its own step (one node); a follow-up, or a Cluster, first.
   const joined = input.message.taskId === undefined ? waiting.joinAccept(call.requestId, client.id) : undefined;
   if (!joined) await takeWaitingLeases();
+  let released: Promise<void> | undefined;
   try {
     stopIfTimedOut(call);
     // taken before the write: with the task the accept script returns, the wait needs no first read of it
@@ -157,14 +158,24 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
     const known = record && input.message.taskId === undefined ? { record, mark } : undefined;
     const seconds = config.server.blockingWaitSeconds;
     const timeoutMs = seconds * 1000 - (performance.now() - call.startedAt);
+    // a notice of a settling state ends the wait once the task is read: the leases go back in that read's round trip
+    const onNotice = () => {
+      released ??= waiting.release(call.requestId);
+    };
     const outcome = await traceWait(call.span, taskId, () =>
-      tail.waitUntil(client.id, taskId, settled, { timeoutMs, signal: call.signal, states: SETTLED_STATES, known }),
+      tail.waitUntil(client.id, taskId, settled, {
+        timeoutMs,
+        signal: call.signal,
+        states: SETTLED_STATES,
+        known,
+        onNotice,
+      }),
     );
     context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);
     throw new BlockingDeadlineExceededError(taskId, seconds);
   } finally {
-    await within(waiting.release(call.requestId), RELEASE_WAIT_MS);
+    await within(released ?? waiting.release(call.requestId), RELEASE_WAIT_MS);
   }
 }

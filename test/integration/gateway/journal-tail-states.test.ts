@@ -74,6 +74,26 @@ test("a blocking wait reads the task for a settling state only, not for each WOR
   await tail.stop();
 });
 
+test("a wait hears of the notice that ends it as its read is sent, once, and of no WORKING step", async () => {
+  const { tail, journal } = await startTail();
+  const clientId = await liveClient(f);
+  const task = await acceptTask(f, clientId);
+  const heard: { state: TaskState; readsBefore: number }[] = [];
+  const waiting = tail.waitUntil(clientId, task.taskId, (record) => SETTLED.has(record.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    onNotice: (state) => heard.push({ state, readsBefore: journal.reads }),
+  });
+  const claim = await claimTask(f, task);
+  for (let i = 0; i < 3; i++) await move(f, claim, task, "TASK_STATE_WORKING");
+  await move(f, claim, task, "TASK_STATE_INPUT_REQUIRED");
+  const outcome = await waiting;
+  expect(outcome.kind).toBe("met");
+  // called before the read that ended the wait was counted: a write issued there shares that read's round trip
+  expect(heard).toEqual([{ state: "TASK_STATE_INPUT_REQUIRED", readsBefore: journal.reads - 1 }]);
+  await tail.stop();
+});
+
 test("a notice of a revision the followers have read already costs no read", async () => {
   const { tail, journal } = await startTail();
   const clientId = await liveClient(f);
