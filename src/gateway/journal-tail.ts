@@ -4,9 +4,11 @@
 // journal cursor). However many requests wait, the gateway holds two Redis connections.
 
 import {
+  decodeTaskFields,
   type KeySpace,
   type RedisLike,
   type Snapshot,
+  type StoredTask,
   subscribeWhenReady,
   type TaskHead,
   type TaskJournal,
@@ -64,7 +66,8 @@ export interface KnownTask {
 }
 
 export type WaitOutcome =
-  | { kind: "met"; snapshot: Snapshot }
+  /** `answered`: the task came on this gateway's reply channel from the run's end, which gave the leases back. */
+  | { kind: "met"; snapshot: Snapshot; answered?: true }
   | { kind: "gone" }
   | { kind: "timeout" }
   | { kind: "aborted" }
@@ -73,6 +76,11 @@ export type WaitOutcome =
 export interface JournalTailOptions {
   /** A connection of its own: it enters subscriber mode. */
   subscriber: RedisLike;
+  /**
+   * This gateway's id: the tail also listens on `<events channel>:<gatewayId>`, where a run's end sends the task it
+   * ended to the blocking request whose waiting leases its accept took (member `<gatewayId>:<requestId>`).
+   */
+  gatewayId?: string;
   /** Reads on the shared command connection (auto-pipelining), the safety tick's too. */
   journal: TaskJournal;
   keys: KeySpace;
@@ -144,15 +152,25 @@ export class JournalTail {
   private seq = 0;
   private evictedSeq = 0;
   private connection = 0;
+  /** waiting lease member → the wait that a reply on this gateway's channel answers. */
+  private readonly replies = new Map<string, (stored: StoredTask, taskId: string) => void>();
 
   constructor(private readonly options: JournalTailOptions) {}
+
+  /** The channel of the replies to this gateway's blocking requests, if it has an id. */
+  private get repliesChannel(): string | undefined {
+    const { gatewayId, keys } = this.options;
+    return gatewayId === undefined ? undefined : `${keys.eventsChannel()}:${gatewayId}`;
+  }
 
   /** Subscribes to the events channel; resolves once the subscription is in place. */
   async start(): Promise<void> {
     const { subscriber, keys, logger } = this.options;
     // A notice is "<taskId> <new state> <rev>" (older publishers send less: then every follower reads).
     const channel = keys.eventsChannel();
+    const replies = this.repliesChannel;
     subscriber.on("message", (from: string, message: string) => {
+      if (from === replies) return this.reply(message);
       if (from !== channel) return; // the connection also carries other channels (revocations)
       const [taskId = "", state, rev] = message.split(" ");
       this.notice(taskId, state as TaskState | undefined, rev === undefined ? undefined : Number(rev));
@@ -167,6 +185,7 @@ export class JournalTail {
       ready = true;
     });
     await subscribeWhenReady(subscriber, keys.eventsChannel());
+    if (replies !== undefined) await subscriber.subscribe(replies);
     ready = true;
     const interval = this.options.safetyIntervalMs ?? 5000;
     this.safetyTimer = setInterval(() => this.recheckAll(), interval);
@@ -235,6 +254,11 @@ export class JournalTail {
       known?: KnownTask | undefined;
       /** See `FollowerOf.onNotice`: called at most once, before the wait's outcome. */
       onNotice?: (state: TaskState) => void;
+      /**
+       * The waiting lease member that the task's accept took (`WaitingLeases.joinAccept`): the run's end sends the
+       * task to this gateway's reply channel under it, and the wait is met from that with no read ("answered").
+       */
+      replyMember?: string | undefined;
     },
   ): Promise<WaitOutcome> {
     if (this.stopped) return Promise.resolve({ kind: "stopped" });
@@ -246,6 +270,7 @@ export class JournalTail {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        if (replyMember !== undefined) this.replies.delete(replyMember);
         signal?.removeEventListener("abort", onAbort);
         this.stoppers.delete(onStop);
         unfollow();
@@ -258,6 +283,15 @@ export class JournalTail {
       this.stoppers.add(onStop);
       // a known task that meets the condition already is read like any other, for its snapshot
       const known = options.known && !condition(options.known.record) ? options.known : undefined;
+      const replyMember = this.repliesChannel === undefined ? undefined : options.replyMember;
+      if (replyMember !== undefined) {
+        this.replies.set(replyMember, (stored, repliedTaskId) => {
+          if (repliedTaskId !== taskId) return;
+          const record = decodeTaskFields(taskId, stored.fields, stored.chunks);
+          if (record.clientId !== clientId) return;
+          if (condition(record)) finish({ kind: "met", snapshot: { record, cursor: "" }, answered: true });
+        });
+      }
       let noticed = false;
       const onNotice =
         options.onNotice &&
@@ -322,6 +356,28 @@ export class JournalTail {
       if (state !== undefined) noticeFollowers(followed, state);
       this.refresh(followed);
     }
+  }
+
+  /**
+   * A reply from a run's end: "<member> <taskId> " .. JSON [the task hash, flat; its chunk store]. Answers the wait
+   * registered under the member, if it is still here; a reply nobody waits for (the request timed out or went away)
+   * is dropped: the change notice that follows it does what it would have done without it.
+   */
+  private reply(message: string): void {
+    const first = message.indexOf(" ");
+    const second = message.indexOf(" ", first + 1);
+    const answer = first > 0 ? this.replies.get(message.slice(0, first)) : undefined;
+    if (second < 0 || !answer) return;
+    let view: unknown;
+    try {
+      view = JSON.parse(message.slice(second + 1));
+    } catch {
+      return;
+    }
+    if (!Array.isArray(view) || !Array.isArray(view[0]) || typeof view[1] !== "string") return;
+    const fields = view[0] as unknown[];
+    if (!fields.every((field) => typeof field === "string")) return;
+    answer({ fields: fields as string[], chunks: view[1] }, message.slice(first + 1, second));
   }
 
   /** Keeps the newest notice of a task nobody here follows, for a wait that starts after the task's write. */

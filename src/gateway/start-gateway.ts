@@ -124,9 +124,9 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     clients: config.clients,
     ack: { replicas: config.redis.ackReplicas, timeoutMs: config.redis.ackTimeoutMs },
   });
-  const tail = new JournalTail({ subscriber, journal, keys, logger });
-  await tail.start();
   const gatewayId = ulid().toLowerCase();
+  const tail = new JournalTail({ subscriber, journal, keys, logger, gatewayId });
+  await tail.start();
   const waiting = new WaitingLeases({
     leases: new CapacityLeases(redis),
     keys,

@@ -59,7 +59,9 @@ export class WaitingLeases {
   /**
    * The waiting leases of a request for the accept script to take with its new task, in the same step, or undefined on
    * a Cluster (the installation's set is in no shard's slot: `acquire` then). The lease counts as held from now on, so
-   * that `release` gives it back whatever the accept answers (a refused accept wrote none: the release is a no-op).
+   * that `release` gives it back whatever the accept answers (a refused accept wrote none: the release is a no-op). The
+   * run of a task so accepted gives the leases back at the end of its leg and sends the task to this gateway (see
+   * JournalTail); the request then only `forget`s them.
    */
   joinAccept(requestId: string, clientId: string): WaitingLeaseRequest | undefined {
     const { leases, keys, ttlMs, max, maxPerClient } = this.options;
@@ -114,6 +116,12 @@ export class WaitingLeases {
     ]);
   }
 
+  /** Forgets a request's leases without a call: the run's end gave them back (see `joinAccept`). */
+  forget(requestId: string): void {
+    if (!this.held.delete(this.member(requestId))) return;
+    if (this.held.size === 0) this.stopTimer();
+  }
+
   /** Leases this process holds now. */
   get size(): number {
     return this.held.size;
@@ -145,18 +153,20 @@ export class WaitingLeases {
   }
 
   /**
-   * Renews every held lease. The calls are issued in one tick on the auto-pipelining command connection, so they
-   * travel as one pipeline; a release issued later on the same connection runs after them, so none is resurrected.
+   * Renews every held lease that is still live, and never takes one again: the run's end gives a new task's leases
+   * back itself (its accept took them) before this process hears of it, and a renewal must not bring them back. The
+   * calls are issued in one tick on the auto-pipelining command connection, so they travel as one pipeline; a release
+   * issued later on the same connection runs after them.
    */
   private renewAll(): void {
-    const { leases, keys, ttlMs, max, maxPerClient, logger } = this.options;
+    const { leases, keys, ttlMs, logger } = this.options;
     const warn = (error: unknown) => logger.warn({ err: error }, "waiting lease not renewed");
-    const lapsed = (member: string) => (renewed: boolean) => {
-      if (!renewed) logger.warn({ member }, "waiting lease had lapsed and the limit is reached; the wait goes on");
+    const gone = (member: string) => (renewed: boolean) => {
+      if (!renewed) logger.debug({ member }, "waiting lease given back by the run's end, or lapsed: not renewed");
     };
     for (const [member, clientKey] of this.held) {
-      leases.acquire(keys.waiting(), member, ttlMs, max).then(lapsed(member)).catch(warn);
-      leases.acquire(clientKey, member, ttlMs, maxPerClient).then(lapsed(member)).catch(warn);
+      leases.renew(keys.waiting(), member, ttlMs).then(gone(member)).catch(warn);
+      leases.renew(clientKey, member, ttlMs).then(gone(member)).catch(warn);
     }
   }
 }

@@ -10,7 +10,15 @@ export class CapacityLeases {
 
   /** Takes (or renews) `member` in `key` unless `max` live leases exist; true when held. */
   async acquire(key: string, member: string, ttlMs: number, max: number): Promise<boolean> {
-    return (await LEASE.run(this.redis, { leases: key }, { member, ttlMs, max })) === "held";
+    return (await LEASE.run(this.redis, { leases: key }, { member, ttlMs, max, renewOnly: "" })) === "held";
+  }
+
+  /**
+   * Renews `member` in `key` if it is still live; never takes it again (a lease given back by another writer, or
+   * lapsed, stays away). True when renewed.
+   */
+  async renew(key: string, member: string, ttlMs: number): Promise<boolean> {
+    return (await LEASE.run(this.redis, { leases: key }, { member, ttlMs, max: 0, renewOnly: "1" })) === "held";
   }
 
   /**

@@ -56,6 +56,7 @@ export {
   applyArtifact,
   assembleArtifacts,
   decodeTaskFields,
+  type StoredTask,
   type TaskRecord,
   type TaskViewOptions,
   toTask,

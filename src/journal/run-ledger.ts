@@ -12,6 +12,7 @@ import { PROMOTE } from "./lua/promote.ts";
 import { RELEASE } from "./lua/release.ts";
 import { RENEW } from "./lua/renew.ts";
 import { TRANSITION, type TransitionReply } from "./lua/transition.ts";
+import { isCluster } from "./redis-connection.ts";
 import type { RedisLike } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
@@ -165,6 +166,7 @@ export class RunLedger {
     const statusEvent = input.kind === "status" ? [JSON.stringify(input.event)] : [];
     // an artifact step that carries the run's start stores the start's status
     const status = input.kind === "status" ? input.status : input.lead?.status;
+    const clientWaiting = k.clientWaiting(s, claim.clientId);
     return await TRANSITION.run(
       this.redis,
       {
@@ -188,6 +190,9 @@ export class RunLedger {
         clientDeferred: k.clientDeferred(s, claim.clientId),
         contextTasks: k.contextTasks(s, claim.clientId, claim.profile, contextOf(input.event, input.artifactEvents)),
         client: k.client(s, claim.clientId),
+        clientWaiting,
+        // the installation's set is in no shard's slot: on a Cluster no run has waiting leases (accept takes none)
+        waiting: isCluster(this.redis) ? clientWaiting : k.waiting(),
       },
       {
         fence: claim.fence,

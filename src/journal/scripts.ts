@@ -11,7 +11,7 @@ export type RedisLike = Redis | Cluster;
 const SCRIPT_FILES = {
   accept: "accept-15.lua",
   resume: "resume-17.lua",
-  transition: "transition-20.lua",
+  transition: "transition-22.lua",
   claim: "claim-8.lua",
   promote: "promote-7.lua",
   renew: "renew-2.lua",

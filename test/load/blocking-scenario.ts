@@ -93,10 +93,10 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
   const peerCpu = totalCpuUs(inMemory.compared);
   const floorCpu = totalCpuUs(floor);
   const reason =
-    "each round trip is HTTP in, the accept script, an XREADGROUP wake-up of the actor, the claim script and one " +
-    "end script from the actor (which acks the queue entry and publishes the notice), and a snapshot read in the " +
-    "gateway on that notice: five Redis round trips across three processes, where the SDK runs the echo in its own " +
-    "event loop";
+    "each round trip is HTTP in, the accept script (which also takes the waiting leases), an XREADGROUP wake-up of " +
+    "the actor, the claim script and one end script from the actor (which acks the queue entry, gives the leases " +
+    "back and publishes the finished task to the waiting gateway): four Redis round trips and a pub/sub message " +
+    "across three processes, where the SDK runs the echo in its own event loop";
   return {
     id: "blocking",
     title: `2. Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`,

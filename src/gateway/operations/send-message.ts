@@ -169,8 +169,11 @@ export async function sendMessage(call: OperationCall<"SendMessage">): Promise<S
         states: SETTLED_STATES,
         known,
         onNotice,
+        // the run's end gives back the leases its accept took and sends the task here: no read, no release
+        replyMember: joined && created ? joined.member : undefined,
       }),
     );
+    if (outcome.kind === "met" && outcome.answered) waiting.forget(call.requestId);
     context.metrics.wait(outcome.kind, call.startedAt);
     if (outcome.kind === "met") return { task: toTask(outcome.snapshot.record, view) };
     if (outcome.kind === "gone") throw new TaskNotFoundError(taskId);

@@ -10,8 +10,9 @@
   record wins over the default given in ARGV; 0 means none. A blocking request's waiting leases (one member in its
   client's and the installation's waiting sets, as leasePair takes them; one node only, since the installation's set
   is in no shard's slot) are checked first and taken with the new task; a retry's answer ({0, taskId}) takes none (its
-  caller takes them with leasePair). A set that looks full drops its expired leases before it is counted again, the
-  one write before a refusal (include/lease-pair.lua).
+  caller takes them with leasePair). The run keeps their member as `w`, for its end to give them back (transition). A
+  set that looks full drops its expired leases before it is counted again, the one write before a refusal
+  (include/lease-pair.lua).
 
     KEYS[1]  live              STRING  Redis time (s) of the last worker heartbeat or sweep tick
     KEYS[2]  client            HASH    client record (limit, revoked, maxbytes, maxint)
@@ -136,5 +137,7 @@ end
 countBytes(KEYS[12], ARGV[7], ARGV[8], taskBytes)
 if waits then
   leasePairTake(KEYS[14], KEYS[15], ARGV[20], tonumber(ARGV[21]), redisNowMs())
+  -- the run's end gives them back and answers the request (transition)
+  redis.call('HSET', KEYS[7], 'w', ARGV[20])
 end
 return {1, taskId}

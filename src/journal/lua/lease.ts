@@ -2,11 +2,11 @@
 import { codeMeaning, defineScript } from "../scripts.ts";
 
 /** What each reply of lease means (see the script's header). */
-export const LEASE_CODES = { 1: "held", [-1]: "full" } as const;
+export const LEASE_CODES = { 1: "held", [-1]: "full", [-2]: "gone" } as const;
 
 export const LEASE = defineScript({
   name: "lease",
   keys: ["leases"],
-  args: ["member", "ttlMs", "max"],
+  args: ["member", "ttlMs", "max", "renewOnly"],
   decode: (reply) => codeMeaning("lease", LEASE_CODES, reply),
 });

@@ -1,4 +1,4 @@
-// transition-20.lua called by name: one step of a task written with the run's fencing token; a step that ends the
+// transition-22.lua called by name: one step of a task written with the run's fencing token; a step that ends the
 // leg also acknowledges the queue entry.
 import { codeMeaning, defineScript, replyNumber, replyString } from "../scripts.ts";
 
@@ -47,6 +47,8 @@ export const TRANSITION = defineScript({
     "clientDeferred",
     "contextTasks",
     "client",
+    "clientWaiting",
+    "waiting",
   ],
   args: [
     "fence",

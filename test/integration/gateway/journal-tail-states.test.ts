@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 /** A tail whose safety check never runs during a test: only notices can wake a wait. */
-async function startTail(): Promise<{ tail: JournalTail; journal: CountingJournal }> {
+async function startTail(gatewayId?: string): Promise<{ tail: JournalTail; journal: CountingJournal }> {
   const journal = new CountingJournal(f.redis, f.keys, {
     livenessSeconds: 120,
     dedupSeconds: 60,
@@ -48,6 +48,7 @@ async function startTail(): Promise<{ tail: JournalTail; journal: CountingJourna
     keys: f.keys,
     logger: createLogger("test", "silent"),
     safetyIntervalMs: 600_000,
+    ...(gatewayId ? { gatewayId } : {}),
   });
   await tail.start();
   return { tail, journal };
@@ -91,6 +92,74 @@ test("a wait hears of the notice that ends it as its read is sent, once, and of 
   expect(outcome.kind).toBe("met");
   // called before the read that ended the wait was counted: a write issued there shares that read's round trip
   expect(heard).toEqual([{ state: "TASK_STATE_INPUT_REQUIRED", readsBefore: journal.reads - 1 }]);
+  await tail.stop();
+});
+
+test("a wait whose accept took its leases is answered by the run's end on this gateway's channel, with no read", async () => {
+  const { tail, journal } = await startTail("gw-a");
+  const clientId = await liveClient(f);
+  const shard = f.keys.shardOf(clientId);
+  const waiting = {
+    member: "gw-a:r1",
+    clientKey: f.keys.clientWaiting(shard, clientId),
+    installationKey: f.keys.waiting(),
+    ttlMs: 60_000,
+    maxClient: 10,
+    maxInstallation: 10,
+  };
+  const mark = tail.mark();
+  const accepted = await f.journal.accept({
+    clientId,
+    profile: PROFILE,
+    profileQuota: 0,
+    message: userMessage("hi"),
+    waiting,
+  });
+  const record = accepted.record;
+  if (!record) throw new Error("the accept returned no task");
+  const task: AcceptedTask = { clientId, taskId: accepted.taskId, contextId: record.contextId };
+  const heard: TaskState[] = [];
+  const waitingFor = tail.waitUntil(clientId, task.taskId, (r) => SETTLED.has(r.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    known: { record, mark },
+    onNotice: (state) => heard.push(state),
+    replyMember: waiting.member,
+  });
+  const claim = await claimTask(f, task);
+  await move(f, claim, task, "TASK_STATE_WORKING");
+  await move(f, claim, task, "TASK_STATE_COMPLETED");
+  const outcome = await waitingFor;
+  expect(outcome).toMatchObject({
+    kind: "met",
+    answered: true,
+    snapshot: { record: { state: "TASK_STATE_COMPLETED" } },
+  });
+  expect(journal.reads).toBe(0);
+  expect(heard).toEqual([]);
+  expect(await f.redis.zscore(f.keys.waiting(), waiting.member)).toBeNull();
+  // another gateway's reply channel is not this one's: its waits read, as before
+  const other = await startTail("gw-b");
+  const second = await f.journal.accept({
+    clientId,
+    profile: PROFILE,
+    profileQuota: 0,
+    message: userMessage("hi"),
+    waiting: { ...waiting, member: "gw-a:r2" },
+  });
+  const secondTask: AcceptedTask = { clientId, taskId: second.taskId, contextId: second.record?.contextId ?? "" };
+  const otherWait = other.tail.waitUntil(clientId, secondTask.taskId, (r) => SETTLED.has(r.state), {
+    timeoutMs: 10_000,
+    states: SETTLED,
+    replyMember: "gw-a:r2",
+  });
+  const secondClaim = await claimTask(f, secondTask);
+  await move(f, secondClaim, secondTask, "TASK_STATE_COMPLETED");
+  const otherOutcome = await otherWait;
+  expect(otherOutcome.kind).toBe("met");
+  expect("answered" in otherOutcome).toBe(false);
+  expect(other.journal.reads).toBe(2);
+  await other.tail.stop();
   await tail.stop();
 });
 

@@ -22,11 +22,15 @@ test("1 up to the maximum, -1 at it with nothing written, and release frees a pl
   const redis = server.client();
   const prefix = testPrefix();
   const key = `${prefix}waiting`;
-  expect(await LEASE.run(redis, { leases: key }, { member: "g1:r1", ttlMs: 30_000, max: 2 })).toBe("held");
+  expect(await LEASE.run(redis, { leases: key }, { member: "g1:r1", ttlMs: 30_000, max: 2, renewOnly: "" })).toBe(
+    "held",
+  );
   expect(await leases.acquire(key, "g1:r2", 30_000, 2)).toBe(true);
   expect(await leases.count(key)).toBe(2);
   const before = await dumpUnder(redis, prefix);
-  expect(await LEASE.run(redis, { leases: key }, { member: "g2:r1", ttlMs: 30_000, max: 2 })).toBe("full");
+  expect(await LEASE.run(redis, { leases: key }, { member: "g2:r1", ttlMs: 30_000, max: 2, renewOnly: "" })).toBe(
+    "full",
+  );
   expect(await leases.acquire(key, "g2:r1", 30_000, 2)).toBe(false);
   expect(await dumpUnder(redis, prefix)).toEqual(before);
   await leases.release(key, "g1:r1");
@@ -44,6 +48,21 @@ test("a held lease is renewed even at the maximum, and its expiry moves forward"
   expect(await leases.acquire(key, "a", 60_000, 2)).toBe(true);
   expect(Number(await redis.zscore(key, "a"))).toBeGreaterThan(first + 50_000);
   expect(await leases.count(key)).toBe(2);
+});
+
+test("renew-only renews a live lease and never takes one back: -2 with nothing written when it is gone", async () => {
+  const redis = server.client();
+  const prefix = testPrefix();
+  const key = `${prefix}waiting`;
+  await leases.acquire(key, "a", 1_000, 2);
+  const before = Number(await redis.zscore(key, "a"));
+  expect(await leases.renew(key, "a", 60_000)).toBe(true);
+  expect(Number(await redis.zscore(key, "a"))).toBeGreaterThan(before);
+  // given back by another writer (the run's end for a blocking request): a renewal must not bring it back
+  await redis.zrem(key, "a");
+  expect(await LEASE.run(redis, { leases: key }, { member: "a", ttlMs: 60_000, max: 2, renewOnly: "1" })).toBe("gone");
+  expect(await leases.renew(key, "b", 60_000)).toBe(false);
+  expect(await dumpUnder(redis, prefix)).toEqual({});
 });
 
 test("an expired lease (a dead gateway's) frees its capacity; the key lapses when every lease has", async () => {
@@ -79,8 +98,8 @@ test("scripts queued in one pipeline run in order and decode their own replies, 
     if (flush) await redis.script("FLUSH");
     await redis.del(leases);
     const pipeline = scriptPipeline(redis);
-    LEASE.queue(pipeline, { leases }, { member: "a", ttlMs: 30_000, max: 1 });
-    LEASE.queue(pipeline, { leases }, { member: "b", ttlMs: 30_000, max: 1 });
+    LEASE.queue(pipeline, { leases }, { member: "a", ttlMs: 30_000, max: 1, renewOnly: "" });
+    LEASE.queue(pipeline, { leases }, { member: "b", ttlMs: 30_000, max: 1, renewOnly: "" });
     HEARTBEAT.queue(pipeline, { live: `${prefix}live` }, { ttlSeconds: 60 });
     const replies = (await pipeline.exec()) ?? [];
     expect(replies.map(([error]) => error)).toEqual([null, null, null]);

@@ -24,6 +24,8 @@ interface Call {
 /** Stands in for ioredis: `defineCommand` installs a function that records the call and returns the queued reply. */
 class FakeRedis {
   readonly calls: Call[] = [];
+  /** What ioredis says of a connection: a Cluster's calls must keep every key in one slot. */
+  isCluster = false;
   private readonly replies = new Map<string, Reply[]>();
 
   answer(script: ScriptName, ...replies: Reply[]): this {
@@ -220,7 +222,7 @@ describe("RunLedger maps script codes to results", () => {
 
 describe("every script call stays in one shard", () => {
   test("accept, resume, cancel, snapshot, claim, transition and renew pass their keys in the client's shard", async () => {
-    const fake = new FakeRedis()
+    const fake = Object.assign(new FakeRedis(), { isCluster: true })
       .answer("accept", [1, "T1"])
       .answer("resume", [1, "T1", 3])
       .answer("snapshot", snapshotReply)
@@ -263,5 +265,21 @@ describe("every script call stays in one shard", () => {
         expect(key).not.toContain("undefined");
       }
     }
+  });
+
+  test("on one node, a step also names the installation's waiting set, for the leases a blocking accept took", async () => {
+    const fake = new FakeRedis().answer("transition", 3);
+    const claim = { shard, taskId: "T1", entryId: "1-0", fence: 1, clientId: "client-7", profile: "echo" };
+    await new RunLedger(fake.asRedis(), keys).transition({
+      claim,
+      kind: "status",
+      state: "TASK_STATE_COMPLETED",
+      event: { statusUpdate: { taskId: "T1", contextId: "C", status: { state: "TASK_STATE_COMPLETED" } } },
+      retentionSeconds: 1,
+      journalRetentionSeconds: 1,
+    });
+    const [call] = fake.calls;
+    expect(call?.keys.filter((key) => !key.startsWith(`p:{${shard}}:`))).toEqual([keys.waiting()]);
+    expect(call?.keys.at(-2)).toBe(keys.clientWaiting(shard, "client-7"));
   });
 });

@@ -36,7 +36,7 @@ end
 -- (webhooks still to be sent continue its trace); the task not its creation time (smaller hashes until it is deleted),
 -- nor its journal's byte count when `journalDropped` (the caller deleted the journal and gave its bytes back).
 local function finishRecords(taskKey, runKey, journalDropped)
-  redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred', 'prof', 'ctx')
+  redis.call('HDEL', runKey, 'id', 'task', 'client', 'owner', 'lease', 'entry', 'cancel', 'deferred', 'prof', 'ctx', 'w')
   redis.call('HSET', runKey, 'state', 'done')
   if journalDropped then
     redis.call('HDEL', taskKey, 'created', 'jbytes')

@@ -11,6 +11,10 @@
   deletes); an interrupted one is counted among its client's interrupted tasks
   and scheduled to fail after its input timeout. A step that ends the leg (terminal or interrupted) may also
   acknowledge and delete the leg's queue entry and read the client's oldest deferred run: a run's end is one script.
+  A run whose accept took a blocking request's waiting leases (its `w`: the leases' member, "<gatewayId>:<requestId>")
+  gives them back at the step that ends the leg and publishes the task as that step left it to its gateway's reply
+  channel (the events channel .. ":" .. gatewayId), before the change notice: the waiting request is answered from it,
+  with no read and no release of its own.
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
     KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
@@ -22,6 +26,8 @@
     KEYS[17] queue (STREAM: the shard's run queue)   KEYS[18] clientDeferred (ZSET: the client's deferred runs)
     KEYS[19] contextTasks (ZSET: the client's tasks in the task's profile and context)
     KEYS[20] client (HASH: the client's record, field maxint)
+    KEYS[21] clientWaiting (ZSET: the client's waiting leases)   KEYS[22] waiting (ZSET: the installation's waiting
+             leases; on a Cluster, where accept takes no waiting leases and no run has a `w`, KEYS[21] again)
 
     ARGV[1]  fencing token (the run's `fence` from claim)
     ARGV[2]  new state, or "" for a step of artifact events only (state unchanged)
@@ -40,6 +46,10 @@
     ARGV[15] n, the number of artifact events    ARGV[16 .. 15+n] artifact events (StreamResponse JSON), in order
     ARGV[16+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
+  Publishes: on ARGV[9], "<taskId> <state> <rev>" for every new state; before it, for a run with a `w` at a step that
+  ends the leg, on ARGV[9] .. ":" .. gatewayId: "<w> <taskId> " .. JSON [HGETALL of the task (flat), the chunk
+  store or ""].
+
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
            queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow);
@@ -54,7 +64,7 @@
 -- @include "task-endings"
 -- @include "task-index"
 
-local run = redis.call('HMGET', KEYS[2], 'fence', 'state')
+local run = redis.call('HMGET', KEYS[2], 'fence', 'state', 'w')
 -- the history is read only by a step that appends to it: a streamed answer's steps never copy it
 local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes', 'st')
 if not run[1] or not task[1] then
@@ -186,10 +196,23 @@ if TERMINAL[to] then
   scheduleDeletion(KEYS[1], KEYS[13], taskId, ARGV[7], journalSeconds)
 elseif INTERRUPTED[to] then
   redis.call('HSET', KEYS[2], 'state', 'waiting', 'owner', '', 'lease', 0)
+  if run[3] then
+    redis.call('HDEL', KEYS[2], 'w')
+  end
   redis.call('SREM', KEYS[5], taskId)
   redis.call('SREM', KEYS[6], taskId)
   redis.call('SREM', KEYS[10], taskId)
   enterInterrupted(KEYS[11], KEYS[12], taskId, ARGV[10])
+end
+-- the blocking request that waits for this leg: its leases back, and its answer (a terminal run dropped its `w`)
+if run[3] and (TERMINAL[to] or INTERRUPTED[to]) then
+  redis.call('ZREM', KEYS[21], run[3])
+  redis.call('ZREM', KEYS[22], run[3])
+  local gateway = string.match(run[3], '^([^:]+):')
+  if gateway then
+    local view = {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[15]) or ''}
+    redis.call('PUBLISH', ARGV[9] .. ':' .. gateway, run[3] .. ' ' .. taskId .. ' ' .. cjson.encode(view))
+  end
 end
 notifyChange(ARGV[9], taskId, to, rev)
 if ARGV[11] ~= '' and (TERMINAL[to] or INTERRUPTED[to]) then
