@@ -14,7 +14,7 @@
   A run whose accept took a blocking request's waiting leases (its `w`: the leases' member, "<gatewayId>:<requestId>")
   gives them back at the step that ends the leg and publishes the task as that step left it to its gateway's reply
   channel (the events channel .. ":" .. gatewayId), before the change notice: the waiting request is answered from it,
-  with no read and no release of its own.
+  with no read and no release of its own (a task of up to 64 KiB; a larger one its gateway reads on the notice).
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
     KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
@@ -48,7 +48,7 @@
 
   Publishes: on ARGV[9], "<taskId> <state> <rev>" for every new state; before it, for a run with a `w` at a step that
   ends the leg, on ARGV[9] .. ":" .. gatewayId: "<w> <taskId> " .. JSON [HGETALL of the task (flat), the chunk
-  store or ""].
+  store or ""], unless the task's values pass 64 KiB (its gateway then reads it on the change notice).
 
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
            queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
@@ -63,6 +63,9 @@
 -- @include "push-outbox"
 -- @include "task-endings"
 -- @include "task-index"
+
+-- the largest task (its stored values, in bytes) sent whole to a waiting gateway
+local REPLY_MAX_BYTES = 65536
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state', 'w')
 -- the history is read only by a step that appends to it: a streamed answer's steps never copy it
@@ -209,9 +212,16 @@ if run[3] and (TERMINAL[to] or INTERRUPTED[to]) then
   redis.call('ZREM', KEYS[21], run[3])
   redis.call('ZREM', KEYS[22], run[3])
   local gateway = string.match(run[3], '^([^:]+):')
-  if gateway then
-    local view = {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[15]) or ''}
-    redis.call('PUBLISH', ARGV[9] .. ':' .. gateway, run[3] .. ' ' .. taskId .. ' ' .. cjson.encode(view))
+  local fields = redis.call('HGETALL', KEYS[1])
+  local chunks = redis.call('GET', KEYS[15]) or ''
+  local size = #chunks
+  for i = 2, #fields, 2 do
+    size = size + #fields[i]
+  end
+  -- a larger task is read by its gateway on the change notice, as without a reply: a burst of large replies must not
+  -- fill the subscriber connection's output buffer (Redis cuts a subscriber past its pubsub limit, 32 MB by default)
+  if gateway and size <= REPLY_MAX_BYTES then
+    redis.call('PUBLISH', ARGV[9] .. ':' .. gateway, run[3] .. ' ' .. taskId .. ' ' .. cjson.encode({fields, chunks}))
   end
 end
 notifyChange(ARGV[9], taskId, to, rev)

@@ -1,6 +1,7 @@
 // A blocking request whose accept took its waiting leases is answered by its run's end: the step that ends the leg gives
 // the leases back and publishes the task, as the step left it, on the waiting gateway's reply channel before the change
-// notice; a step that does not end the leg, a task accepted without leases, and a follow-up leg publish no reply.
+// notice; a step that does not end the leg, a task accepted without leases, a follow-up leg and a task too large for a
+// reply publish none.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Redis } from "ioredis";
 import { decodeTaskFields, type WaitingLeaseRequest } from "../../../src/journal/index.ts";
@@ -125,6 +126,19 @@ test("an interrupted leg answers its request once; the follow-up leg, whose leas
   await move(f, again, task, "TASK_STATE_COMPLETED");
   const seen = await until(task, "TASK_STATE_COMPLETED");
   expect(seen.filter(([channel]) => channel.endsWith(":gw2")).length).toBe(1);
+  subscriber.disconnect();
+});
+
+test("a task larger than a reply carries gives the leases back and is left to its gateway's read", async () => {
+  const { until, subscriber } = await listen();
+  const task = await accept(leases("gw3:r1"));
+  const claim = await claimTask(f, task);
+  await move(f, claim, task, "TASK_STATE_COMPLETED", {
+    artifacts: [{ artifactId: "big", parts: [{ text: "x".repeat(70_000) }] }],
+  });
+  const seen = await until(task, "TASK_STATE_COMPLETED");
+  expect(seen.filter(([channel]) => channel !== f.keys.eventsChannel())).toEqual([]);
+  expect(await held("gw3:r1")).toEqual([null, null]);
   subscriber.disconnect();
 });
 
