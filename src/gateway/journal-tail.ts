@@ -126,17 +126,20 @@ function headOf(snapshot: Snapshot): TaskHead {
   return { rev: snapshot.record.rev, state: snapshot.record.state, cursor: snapshot.cursor };
 }
 
+/** Whether a follower wants a read after a change to `state`. */
+function wantsState(follower: TaskFollower, state: TaskState): boolean {
+  return !follower.states || follower.states.has(state);
+}
+
 /** Whether any follower of a task wants a read after a change to `state`. */
 function wants(followed: Followed, state: TaskState): boolean {
-  for (const follower of followed.followers) if (!follower.states || follower.states.has(state)) return true;
+  for (const follower of followed.followers) if (wantsState(follower, state)) return true;
   return false;
 }
 
 /** Tells the followers that want `state` that a read for a notice of it is being sent. */
 function noticeFollowers(followed: Followed, state: TaskState): void {
-  for (const follower of followed.followers) {
-    if (follower.onNotice && (!follower.states || follower.states.has(state))) follower.onNotice(state);
-  }
+  for (const follower of followed.followers) if (wantsState(follower, state)) follower.onNotice?.(state);
 }
 
 export class JournalTail {
@@ -155,12 +158,12 @@ export class JournalTail {
   /** waiting lease member → the wait that a reply on this gateway's channel answers. */
   private readonly replies = new Map<string, (stored: StoredTask, taskId: string) => void>();
 
-  constructor(private readonly options: JournalTailOptions) {}
-
   /** The channel of the replies to this gateway's blocking requests, if it has an id. */
-  private get repliesChannel(): string | undefined {
-    const { gatewayId, keys } = this.options;
-    return gatewayId === undefined ? undefined : `${keys.eventsChannel()}:${gatewayId}`;
+  private readonly repliesChannel: string | undefined;
+
+  constructor(private readonly options: JournalTailOptions) {
+    const { gatewayId, keys } = options;
+    this.repliesChannel = gatewayId === undefined ? undefined : `${keys.eventsChannel()}:${gatewayId}`;
   }
 
   /** Subscribes to the events channel; resolves once the subscription is in place. */

@@ -8,7 +8,15 @@ import { createLogger } from "../../../src/log.ts";
 import { INTERRUPTED_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE } from "../journal/helpers.ts";
+import {
+  type AcceptedTask,
+  acceptTask,
+  claimTask,
+  liveClient,
+  move,
+  PROFILE,
+  waitingLeases,
+} from "../journal/helpers.ts";
 
 class CountingJournal extends TaskJournal {
   reads = 0;
@@ -98,15 +106,7 @@ test("a wait hears of the notice that ends it as its read is sent, once, and of 
 test("a wait whose accept took its leases is answered by the run's end on this gateway's channel, with no read", async () => {
   const { tail, journal } = await startTail("gw-a");
   const clientId = await liveClient(f);
-  const shard = f.keys.shardOf(clientId);
-  const waiting = {
-    member: "gw-a:r1",
-    clientKey: f.keys.clientWaiting(shard, clientId),
-    installationKey: f.keys.waiting(),
-    ttlMs: 60_000,
-    maxClient: 10,
-    maxInstallation: 10,
-  };
+  const waiting = waitingLeases(f, clientId, "gw-a:r1");
   const mark = tail.mark();
   const accepted = await f.journal.accept({
     clientId,

@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 import { decodeTaskFields, type WaitingLeaseRequest } from "../../../src/journal/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { type AcceptedTask, claimTask, liveClient, move, PROFILE } from "./helpers.ts";
+import { type AcceptedTask, acceptTask, claimTask, liveClient, move, PROFILE, waitingLeases } from "./helpers.ts";
 
 let server: TestRedis;
 let f: JournalFixture;
@@ -22,29 +22,8 @@ afterAll(async () => {
 });
 
 const shard = () => f.keys.shardOf(clientId);
-
-function leases(member: string): WaitingLeaseRequest {
-  return {
-    member,
-    clientKey: f.keys.clientWaiting(shard(), clientId),
-    installationKey: f.keys.waiting(),
-    ttlMs: 60_000,
-    maxClient: 10,
-    maxInstallation: 10,
-  };
-}
-
-async function accept(waiting?: WaitingLeaseRequest): Promise<AcceptedTask> {
-  const accepted = await f.journal.accept({
-    clientId,
-    profile: PROFILE,
-    profileQuota: 0,
-    message: userMessage("hello"),
-    waiting,
-  });
-  const contextId = await f.redis.hget(f.keys.task(shard(), accepted.taskId), "ctx");
-  return { clientId, taskId: accepted.taskId, contextId: contextId ?? "" };
-}
+const leases = (member: string) => waitingLeases(f, clientId, member);
+const accept = (waiting?: WaitingLeaseRequest) => acceptTask(f, clientId, waiting ? { waiting } : {});
 
 interface Listener {
   subscriber: Redis;

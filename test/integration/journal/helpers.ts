@@ -2,7 +2,13 @@
 // full dump of every key under a prefix (type, value, whether it expires) to prove that a refusal wrote nothing.
 import { expect } from "bun:test";
 import type { Redis } from "ioredis";
-import type { Claim, ClientRegistry, TransitionInput, TransitionResult } from "../../../src/journal/index.ts";
+import type {
+  Claim,
+  ClientRegistry,
+  TransitionInput,
+  TransitionResult,
+  WaitingLeaseRequest,
+} from "../../../src/journal/index.ts";
 import type { Artifact, StreamResponse, TaskState } from "../../../src/protocol/index.ts";
 import { type JournalFixture, userMessage } from "../../support/journal.ts";
 import { keysUnder } from "../../support/redis.ts";
@@ -83,16 +89,29 @@ export interface AcceptedTask {
 export async function acceptTask(
   f: JournalFixture,
   clientId: string,
-  options: { profile?: string; quota?: number; text?: string } = {},
+  options: { profile?: string; quota?: number; text?: string; waiting?: WaitingLeaseRequest } = {},
 ): Promise<AcceptedTask> {
   const accepted = await f.journal.accept({
     clientId,
     profile: options.profile ?? PROFILE,
     profileQuota: options.quota ?? 0,
     message: userMessage(options.text ?? "hello"),
+    waiting: options.waiting,
   });
   const contextId = await f.redis.hget(f.keys.task(f.keys.shardOf(clientId), accepted.taskId), "ctx");
   return { clientId, taskId: accepted.taskId, contextId: contextId ?? "" };
+}
+
+/** A blocking request's waiting leases under `member`, for the accept to take with its task (one node). */
+export function waitingLeases(f: JournalFixture, clientId: string, member: string): WaitingLeaseRequest {
+  return {
+    member,
+    clientKey: f.keys.clientWaiting(f.keys.shardOf(clientId), clientId),
+    installationKey: f.keys.waiting(),
+    ttlMs: 60_000,
+    maxClient: 10,
+    maxInstallation: 10,
+  };
 }
 
 /** The queue entry the run currently waits on (what an actor would have read with XREADGROUP). */
