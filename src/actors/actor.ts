@@ -33,12 +33,13 @@ export class Actor {
 
   constructor(private readonly o: ActorOptions) {
     const { config, logger, metrics } = o;
-    this.core = new WorkerCore(
-      config,
-      o,
-      "consume",
-      metrics && ((outcome, startedAt) => metrics.run(outcome, startedAt)),
-    );
+    this.core = new WorkerCore(config, o, "consume", {
+      ...(metrics ? { onRun: (outcome, startedAt) => metrics.run(outcome, startedAt) } : {}),
+      // a run's end claims the next queued run in its own script (one node: the script derives that run's keys)
+      chainRuns: config.redis.cluster.length === 0,
+      // a slot freed (a run ended without a next one, or was handed back): the read loop may read again
+      onSettled: () => this.wake?.(),
+    });
     this.workerId = this.core.workerId;
     this.executor = this.core.executor;
     this.reader = createQueueReader(config.redis.cluster.length > 0, {
@@ -98,7 +99,7 @@ export class Actor {
   }
 
   private submit(entry: Parameters<RunExecutor["submit"]>[0]): void {
-    void this.executor.submit(entry).then(() => this.wake?.());
+    void this.executor.submit(entry);
   }
 
   /** After the read loop stopped: waits for every run to finish or be handed back (the grace timer aborts the rest). */

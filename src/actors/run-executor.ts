@@ -5,6 +5,8 @@ import type { Guardrail } from "../guardrail/index.ts";
 import {
   type Claim,
   type KeySpace,
+  type NextRun,
+  type NextRunRequest,
   type QueueEntry,
   type RedisLike,
   RunLedger,
@@ -53,6 +55,14 @@ export interface ExecutorOptions {
   startInClaim?: boolean | undefined;
   /** Told how each claimed leg ended; `startedAt` is performance.now() at the claim (metrics). */
   onRun?: ((outcome: RunOutcome, startedAt: number) => void) | undefined;
+  /**
+   * A leg's end claims this consumer's next queued run in the same script (the ledger's `next`) and runs it in the
+   * ended run's place, as long as the queues have runs: the queue reader is needed only when they run dry. One node
+   * only (the actor sets it when not on a Cluster); default false (the sweep runs only what it reclaims).
+   */
+  chainRuns?: boolean | undefined;
+  /** Called when an entry's processing is over and its place is free (no next run took it). */
+  onSettled?: (() => void) | undefined;
 }
 
 /** The status message of a task whose handler threw an error that is not a HandlerFailure. */
@@ -105,6 +115,8 @@ interface LegEnd {
   readonly claim: Claim;
   /** The oldest deferred run read with the entry's acknowledgement; null: none; undefined: not read (look it up). */
   oldestDeferred: string | null | undefined;
+  /** The next run the leg's end claimed for this consumer, which takes the leg's place. */
+  next?: NextRun;
   readonly trace: RunTrace;
 }
 
@@ -131,6 +143,8 @@ export class RunExecutor {
 
   /** Reads of tasks and runs on `o.redis`. */
   private readonly reads: RunLedger;
+  /** The shard a run's end reads first for the next run (rotated, so that no shard's backlog holds the others up). */
+  private firstShard = 0;
 
   constructor(private readonly o: ExecutorOptions) {
     this.reads = new RunLedger(o.redis, o.keys);
@@ -142,12 +156,19 @@ export class RunExecutor {
     return this.entries.size;
   }
 
-  /** Processes an entry in the background; an entry already in progress here is ignored. Never rejects. */
-  submit(entry: QueueEntry): Promise<void> {
+  /**
+   * Processes an entry in the background (`claimed`: a run's end claimed it already); an entry already in progress here
+   * is ignored. Never rejects.
+   */
+  submit(entry: QueueEntry, claimed?: NextRun["claim"]): Promise<void> {
     const key = `${entry.shard}/${entry.id}`;
     if (this.entries.has(key)) return Promise.resolve();
     this.entries.add(key);
-    const done: Promise<void> = this.traced(entry)
+    let chained = false;
+    const done: Promise<void> = this.traced(entry, claimed)
+      .then((leg) => {
+        chained = leg?.next !== undefined;
+      })
       .catch((error: unknown) => {
         this.o.logger.error(
           { err: error, taskId: entry.taskId, entry: entry.id },
@@ -157,6 +178,8 @@ export class RunExecutor {
       .finally(() => {
         this.entries.delete(key);
         this.pending.delete(done);
+        // a next run took this one's place (submitted when the leg's end claimed it): no place was freed
+        if (!chained) this.o.onSettled?.();
       });
     this.pending.add(done);
     return done;
@@ -192,16 +215,36 @@ export class RunExecutor {
   }
 
   /** Processes an entry in the span of its run (continuing the trace of the request that queued it). */
-  private async traced(entry: QueueEntry): Promise<void> {
+  private async traced(entry: QueueEntry, claimed: NextRun["claim"] | undefined): Promise<LegEnd | undefined> {
     const trace = await RunTrace.start(this.reads, entry);
     try {
-      await this.process(entry, trace);
+      return await this.process(entry, trace, claimed);
     } finally {
       trace.end();
     }
   }
 
-  private async process(entry: QueueEntry, trace: RunTrace): Promise<void> {
+  /** The request for the next run that a leg's end claims, or undefined (not chaining, or draining). */
+  private nextRequest(): NextRunRequest | undefined {
+    if (!this.o.chainRuns || this.draining) return undefined;
+    const { shards } = this.o.keys;
+    const first = this.firstShard;
+    this.firstShard = (first + 1) % shards;
+    const { worker } = this.o.config;
+    return {
+      owner: this.o.consumer,
+      leaseMs: worker.leaseSeconds * 1000,
+      maxAttempts: worker.maxAttempts,
+      shards: Array.from({ length: shards }, (_, i) => (first + i) % shards),
+    };
+  }
+
+  /** Claims (unless `claimed`) and runs the entry; the leg, when one was claimed (its `next` may follow it). */
+  private async process(
+    entry: QueueEntry,
+    trace: RunTrace,
+    claimed: NextRun["claim"] | undefined,
+  ): Promise<LegEnd | undefined> {
     const { config, ledger, logger } = this.o;
     const log = lazyChild(logger, { taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
@@ -212,24 +255,26 @@ export class RunExecutor {
       if (!reported) trace.outcome(outcome);
       reported = true;
     };
-    const claim = await trace.claim(() =>
-      ledger.claim(
-        entry.shard,
-        entry.taskId,
-        entry.id,
-        this.o.consumer,
-        leaseMs,
-        config.worker.maxAttempts,
-        entry.clientId,
-        // a run that is not handed back at once has its task read by the claim, in the same script
-        !this.draining && this.o.startInClaim !== false,
-      ),
+    const claim = await trace.claim(async () =>
+      claimed !== undefined
+        ? claimed
+        : await ledger.claim(
+            entry.shard,
+            entry.taskId,
+            entry.id,
+            this.o.consumer,
+            leaseMs,
+            config.worker.maxAttempts,
+            entry.clientId,
+            // a run that is not handed back at once has its task read by the claim, in the same script
+            !this.draining && this.o.startInClaim !== false,
+          ),
     );
     if (typeof claim === "string") {
       // A deferred entry is acknowledged by the claim itself; its run waits for one of its client's runs to end.
       if (claim !== "leased" && claim !== "deferred") await ledger.ack(entry.shard, entry.id);
       log.debug({ refusal: claim }, "queue entry not claimed");
-      return;
+      return undefined;
     }
     const leg: LegEnd = { entry, claim, oldestDeferred: undefined, trace };
     try {
@@ -243,6 +288,7 @@ export class RunExecutor {
           .catch((error: unknown) => log.warn({ err: error }, "could not queue a deferred run again"));
       }
     }
+    return leg;
   }
 
   /**
@@ -252,6 +298,12 @@ export class RunExecutor {
   private async ack(leg: LegEnd, writer?: RunWriter): Promise<void> {
     if (writer?.acked) {
       leg.oldestDeferred = writer.acked.oldestDeferred;
+      const { next } = writer.acked;
+      if (next) {
+        // the next run starts now, in this leg's place, while this leg finishes its bookkeeping
+        leg.next = next;
+        void this.submit(next.entry, next.claim);
+      }
       return;
     }
     const { entry, claim } = leg;
@@ -285,8 +337,10 @@ export class RunExecutor {
       () => this.abort(control, "lost"),
       { stepIntervalMs: profile?.artifactWriteIntervalMs ?? 0, signal: control.controller.signal },
     );
-    // the leg's end acknowledges its queue entry in its own step; an exhausted run's entry is dead-lettered instead
+    // the leg's end acknowledges its queue entry in its own step (and may claim the next run); an exhausted run's entry
+    // is dead-lettered instead
     writer.ackOnEnd = !claim.exhausted;
+    writer.nextOnEnd = () => this.nextRequest();
     try {
       if (claim.exhausted) {
         const attempts = config.worker.maxAttempts;

@@ -6,7 +6,15 @@
 // answered "stale" means the lease is lost: nothing more is written.
 import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
-import { ArtifactList, appendArtifact, type Claim, type RunLedger, type TransitionInput } from "../journal/index.ts";
+import {
+  ArtifactList,
+  appendArtifact,
+  type Claim,
+  type NextRun,
+  type NextRunRequest,
+  type RunLedger,
+  type TransitionInput,
+} from "../journal/index.ts";
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 
 export class LeaseLostError extends Error {
@@ -118,8 +126,16 @@ export class RunWriter {
   private scheduled = false;
   /** Whether the status that ends the leg (terminal or interrupted) acknowledges its queue entry in the same step. */
   ackOnEnd = false;
-  /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
-  acked: { oldestDeferred: string | null } | undefined;
+  /**
+   * With `ackOnEnd`: what the step that acknowledges the entry asks for this actor's next queued run (the ledger's
+   * `next`), asked when the step is written; undefined, or a call answering undefined: nothing.
+   */
+  nextOnEnd: (() => NextRunRequest | undefined) | undefined = undefined;
+  /**
+   * Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none), and the
+   * next run the step claimed, if it was asked to and a queue had one.
+   */
+  acked: { oldestDeferred: string | null; next?: NextRun } | undefined;
   private readonly stepIntervalMs: number;
   /** performance.now() when the last artifact-only step was sent. */
   private lastArtifactStepAt: number | undefined;
@@ -335,7 +351,9 @@ export class RunWriter {
         this.onLost(result.reason);
         throw new LeaseLostError(result.reason);
       }
-      if (result.acked) this.acked = { oldestDeferred: result.oldestDeferred ?? null };
+      if (result.acked) {
+        this.acked = { oldestDeferred: result.oldestDeferred ?? null, ...(result.next ? { next: result.next } : {}) };
+      }
     } catch (error) {
       for (const { reject } of step.settle) reject(error);
       return;
@@ -391,7 +409,7 @@ export class RunWriter {
       artifactEvents: events,
       historyMessage: status.historyMessage,
       ...(status.artifacts ? { artifacts: status.artifacts } : {}),
-      ...(status.ack ? { ackEntry: this.claim.entryId } : {}),
+      ...(status.ack ? { ackEntry: this.claim.entryId, next: this.nextOnEnd?.() } : {}),
     };
   }
 }

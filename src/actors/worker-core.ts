@@ -55,7 +55,7 @@ export class WorkerCore {
     private readonly config: Config,
     o: WorkerOptions,
     mode: WorkerMode,
-    onRun?: ExecutorOptions["onRun"],
+    runs: Pick<ExecutorOptions, "onRun" | "chainRuns" | "onSettled"> = {},
   ) {
     const name = mode === "consume" ? "actor" : "sweep";
     this.workerId = mode === "consume" ? `${o.host}-${o.pid}` : `sweep-${o.host}-${o.pid}`;
@@ -78,7 +78,7 @@ export class WorkerCore {
       logger: o.logger,
       ...(o.fetch ? { fetch: o.fetch } : {}),
       env: o.env,
-      onRun,
+      ...runs,
     });
     this.reclaimer = new Reclaimer(this.redis, this.keys, this.workerId, config.worker.leaseSeconds * 1000);
     this.heartbeat = new Heartbeat({

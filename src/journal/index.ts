@@ -26,7 +26,15 @@ export {
   subscribeWhenReady,
 } from "./redis-connection.ts";
 export { ReplicaAck, type ReplicaAckSettings } from "./replica-ack.ts";
-export type { Claim, ClaimRefusal, LedgerSettings, TransitionInput, TransitionResult } from "./run-ledger.ts";
+export type {
+  Claim,
+  ClaimRefusal,
+  LedgerSettings,
+  NextRun,
+  NextRunRequest,
+  TransitionInput,
+  TransitionResult,
+} from "./run-ledger.ts";
 export { RunLedger } from "./run-ledger.ts";
 export { type QueueEntry, RunQueue, toQueueEntries } from "./run-queue.ts";
 export { type RedisLike, type ScriptName, scriptSource } from "./scripts.ts";

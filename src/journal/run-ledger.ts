@@ -5,7 +5,7 @@
 import type { Artifact, Message, StreamResponse, TaskState, TaskStatus } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { QUEUE_GROUP } from "./keys.ts";
-import { CLAIM, type ClaimCode, type ClaimedRun } from "./lua/claim.ts";
+import { CLAIM, type ClaimCode, type ClaimedRun, type ClaimReply } from "./lua/claim.ts";
 import { DEAD_LETTER } from "./lua/dead-letter.ts";
 import { HEARTBEAT } from "./lua/heartbeat.ts";
 import { PROMOTE } from "./lua/promote.ts";
@@ -13,6 +13,7 @@ import { RELEASE } from "./lua/release.ts";
 import { RENEW } from "./lua/renew.ts";
 import { TRANSITION, type TransitionReply } from "./lua/transition.ts";
 import { isCluster } from "./redis-connection.ts";
+import type { QueueEntry } from "./run-queue.ts";
 import type { RedisLike } from "./scripts.ts";
 import { decodeTaskFields, type TaskRecord } from "./task-view.ts";
 
@@ -59,6 +60,26 @@ export interface TransitionInput {
   inputTimeoutSeconds?: number | undefined;
   /** The leg's queue entry, acknowledged and deleted by a step that ends the leg (terminal or interrupted state). */
   ackEntry?: string | undefined;
+  /**
+   * With `ackEntry`: the step that acknowledges the entry then reads the next new queue entry for this consumer and
+   * claims it, with its task (the claim's `read`), so that a run's end starts the next run in the same script. One
+   * node only: on a Cluster the ledger never asks (the script derives the entry's keys).
+   */
+  next?: NextRunRequest | undefined;
+}
+
+/** What the claim of the next run needs (claim's own arguments), and the shards to read in order. */
+export interface NextRunRequest {
+  owner: string;
+  leaseMs: number;
+  maxAttempts: number;
+  shards: readonly number[];
+}
+
+/** The next run a run's end claimed: its queue entry and the claim's outcome. */
+export interface NextRun {
+  entry: QueueEntry;
+  claim: Claim | ClaimRefusal;
 }
 
 export interface LedgerSettings {
@@ -75,7 +96,9 @@ export interface LedgerSettings {
  * A written step's revision; with `acked`, the step acknowledged and deleted the leg's queue entry and read its
  * client's oldest deferred run (null: none), as `ack` does.
  */
-export type TransitionResult = TransitionReply;
+export type TransitionResult =
+  | (Omit<Extract<TransitionReply, { ok: true }>, "next"> & { next?: NextRun })
+  | Extract<TransitionReply, { ok: false }>;
 
 /** The task's context, as every event of its journal names it. */
 /** The task's context, as the step's events name it (its key is one of the transition's). */
@@ -85,6 +108,14 @@ function contextOf(event: StreamResponse, artifactEvents: readonly StreamRespons
     if (contextId !== undefined) return contextId;
   }
   return "";
+}
+
+/** A claim's reply as the actor holds it: the claim (its task decoded when the claim read it) or the refusal. */
+function claimOf(reply: ClaimReply, shard: number, taskId: string, entryId: string): Claim | ClaimRefusal {
+  if (!reply.ok) return reply.code;
+  const { ok: _, stored, ...claimed } = reply;
+  const started = stored ? { record: decodeTaskFields(taskId, stored.fields, stored.chunks) } : {};
+  return { ...claimed, ...started, shard, taskId, entryId };
 }
 
 export class RunLedger {
@@ -141,10 +172,7 @@ export class RunLedger {
         read: read ? "1" : "",
       },
     );
-    if (!reply.ok) return reply.code;
-    const { ok: _, stored, ...claimed } = reply;
-    const started = stored ? { record: decodeTaskFields(taskId, stored.fields, stored.chunks) } : {};
-    return { ...claimed, ...started, shard, taskId, entryId };
+    return claimOf(reply, shard, taskId, entryId);
   }
 
   /** Renews the lease; `lost` means another actor holds the run now and this one must stop writing. */
@@ -167,7 +195,9 @@ export class RunLedger {
     // an artifact step that carries the run's start stores the start's status
     const status = input.kind === "status" ? input.status : input.lead?.status;
     const clientWaiting = k.clientWaiting(s, claim.clientId);
-    return await TRANSITION.run(
+    // the next claim's keys are derived in the script: never on a Cluster
+    const next = input.ackEntry && !isCluster(this.redis) ? input.next : undefined;
+    const reply = await TRANSITION.run(
       this.redis,
       {
         task: k.task(s, claim.taskId),
@@ -209,10 +239,19 @@ export class RunLedger {
         group: QUEUE_GROUP,
         clientMaxInterruptedTasks: this.settings.maxInterruptedTasks ?? 0,
         lead: input.lead ? JSON.stringify(input.lead.event) : "",
+        nextOwner: next?.owner ?? "",
+        nextLeaseMs: next?.leaseMs ?? "",
+        nextMaxAttempts: next?.maxAttempts ?? "",
+        clientMaxRunningTasks: next ? this.maxRunningTasks : "",
+        keyPrefix: next ? k.prefix : "",
+        nextShards: next ? next.shards.join(",") : "",
         artifactCount: artifactEvents.length,
       },
       statusEvent.length === 0 ? artifactEvents : [...artifactEvents, ...statusEvent],
     );
+    if (!reply.ok || reply.next === undefined) return reply as TransitionResult;
+    const { entry, claim: claimed } = reply.next;
+    return { ...reply, next: { entry, claim: claimOf(claimed, entry.shard, entry.taskId, entry.id) } };
   }
 
   /** Hands a running run back to the queue without counting the try; false when the token is stale. */

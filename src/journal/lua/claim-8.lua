@@ -29,60 +29,10 @@
 -- @include "clock"
 -- @include "task-states"
 -- @include "task-index"
+-- @include "claim-run"
 
-local run = redis.call('HMGET', KEYS[1], 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof')
-if not task[1] or task[2] ~= ARGV[5] then
-  return -1
-end
-local state = task[1]
-if TERMINAL[state] then
-  return -2
-end
--- a finished run keeps only its state, token and tries (see task-endings), so its id is looked at after the task's
-if not run[1] then
-  return -1
-end
-if run[6] ~= ARGV[3] then
-  return -3
-end
-if run[2] == 'waiting' or run[2] == 'done' then
-  return -2
-end
-local nowMs = redisNowMs()
-if run[2] == 'running' and tonumber(run[5] or 0) > nowMs then
-  return -4
-end
-
-local taskId = taskIdOf(KEYS[2])
-if run[2] ~= 'running' and redis.call('SISMEMBER', KEYS[4], taskId) == 0 then
-  local limit = tonumber(redis.call('HGET', KEYS[3], 'maxrun') or ARGV[6])
-  if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then
-    local since = tonumber(run[8] or nowMs)
-    redis.call('ZADD', KEYS[5], since, taskId)
-    redis.call('SADD', KEYS[6], ARGV[5])
-    redis.call('HSET', KEYS[1], 'state', 'deferred', 'entry', '', 'deferred', since)
-    redis.call('XACK', KEYS[7], ARGV[7], ARGV[3])
-    redis.call('XDEL', KEYS[7], ARGV[3])
-    return 0
-  end
-end
-
-local fence = tonumber(run[3]) + 1
-local tries = tonumber(run[4]) + 1
-redis.call('SADD', KEYS[4], taskId)
-redis.call('HSET', KEYS[1], 'state', 'running', 'fence', fence, 'tries', tries, 'owner', ARGV[1],
-  'lease', nowMs + tonumber(ARGV[2]))
-if run[8] then
-  redis.call('HDEL', KEYS[1], 'deferred')
-end
-local exhausted = 0
-if tries > tonumber(ARGV[4]) then
-  exhausted = 1
-end
-local cancel = tonumber(run[7] or 0)
-if ARGV[8] ~= '1' or exhausted == 1 or cancel == 1 then
-  return {fence, tries, exhausted, cancel, state, task[2], task[3]}
-end
-return {fence, tries, exhausted, cancel, state, task[2], task[3], redis.call('HGETALL', KEYS[2]),
-  redis.call('GET', KEYS[8]) or ''}
+return claimRun(
+  {run = KEYS[1], task = KEYS[2], client = KEYS[3], clientRunning = KEYS[4], clientDeferred = KEYS[5],
+    deferred = KEYS[6], queue = KEYS[7], chunks = KEYS[8]},
+  {owner = ARGV[1], leaseMs = ARGV[2], entryId = ARGV[3], maxAttempts = ARGV[4], clientId = ARGV[5],
+    maxRunning = ARGV[6], group = ARGV[7], read = ARGV[8]})

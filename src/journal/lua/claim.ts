@@ -1,7 +1,15 @@
 // claim-8.lua called by name: an actor takes a queued (or lease-expired) run, or defers it at its client's
 // running-run limit; with `read`, the same step returns the task (the run's first step moves it to WORKING).
 import type { TaskState } from "../../protocol/index.ts";
-import { codeMeaning, defineScript, replyNumber, replyString, replyStrings } from "../scripts.ts";
+import {
+  codeMeaning,
+  defineScript,
+  replyNumber,
+  replyString,
+  replyStrings,
+  type ScriptName,
+  type ScriptReply,
+} from "../scripts.ts";
 import type { StoredTask } from "../task-view.ts";
 
 /** What each non-list reply of claim means (see the script's header). */
@@ -34,31 +42,37 @@ export interface ClaimedRun {
 
 export type ClaimReply = ({ ok: true } & ClaimedRun) | { ok: false; code: ClaimCode };
 
+/**
+ * Claim's reply read for `name`: claim's own, or the next run's claim that transition returns after a run's end (the
+ * same claim-run code in both scripts).
+ */
+export function decodeClaimReply(name: ScriptName, reply: ScriptReply): ClaimReply {
+  if (!Array.isArray(reply)) return { ok: false, code: codeMeaning(name, CLAIM_CODES, reply) };
+  const [fence, tries, exhausted, cancel, state, clientId, profile, fields, chunks] = reply;
+  return {
+    ok: true,
+    fence: replyNumber(name, fence),
+    tries: replyNumber(name, tries),
+    exhausted: exhausted === 1,
+    cancelRequested: cancel === 1,
+    // the state the script read from the task, which only the journal's scripts write
+    state: replyString(name, state) as TaskState,
+    clientId: replyString(name, clientId),
+    profile: replyString(name, profile),
+    ...(fields === undefined
+      ? {}
+      : {
+          stored: {
+            fields: replyStrings(name, fields),
+            chunks: chunks === undefined ? undefined : replyString(name, chunks),
+          },
+        }),
+  };
+}
+
 export const CLAIM = defineScript({
   name: "claim",
   keys: ["run", "task", "client", "clientRunning", "clientDeferred", "deferred", "queue", "chunks"],
   args: ["owner", "leaseMs", "entryId", "maxAttempts", "clientId", "clientMaxRunningTasks", "group", "read"],
-  decode(reply): ClaimReply {
-    if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("claim", CLAIM_CODES, reply) };
-    const [fence, tries, exhausted, cancel, state, clientId, profile, fields, chunks] = reply;
-    return {
-      ok: true,
-      fence: replyNumber("claim", fence),
-      tries: replyNumber("claim", tries),
-      exhausted: exhausted === 1,
-      cancelRequested: cancel === 1,
-      // the state the script read from the task, which only the journal's scripts write
-      state: replyString("claim", state) as TaskState,
-      clientId: replyString("claim", clientId),
-      profile: replyString("claim", profile),
-      ...(fields === undefined
-        ? {}
-        : {
-            stored: {
-              fields: replyStrings("claim", fields),
-              chunks: chunks === undefined ? undefined : replyString("claim", chunks),
-            },
-          }),
-    };
-  },
+  decode: (reply) => decodeClaimReply("claim", reply),
 });

@@ -43,15 +43,24 @@
              not move the task; the run's first step does, with the handler's first output). The task moves to
              WORKING before the step's own move, which the state machine then checks from WORKING; with ARGV[2] = ""
              the step ends in WORKING and ARGV[3] is the start's status
-    ARGV[15] n, the number of artifact events    ARGV[16 .. 15+n] artifact events (StreamResponse JSON), in order
-    ARGV[16+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+    ARGV[15] the actor to claim the next queued run for, or "": with a consumer name, a step that acknowledges its
+             entry then reads the next new entry for that consumer (XREADGROUP COUNT 1, one shard after the other in
+             ARGV[20]'s order, until one has an entry) and claims it as claim does, with the task (one node only: the
+             entry's keys are derived from ARGV[19], not passed; a Cluster never asks)
+    ARGV[16] the next claim's lease (ms)   ARGV[17] max attempts
+    ARGV[18] the client's running-run limit when its record has none (0 = none)
+    ARGV[19] the installation's key prefix   ARGV[20] the shards to read, in order ("0", "1,0", …)
+    ARGV[21] n, the number of artifact events    ARGV[22 .. 21+n] artifact events (StreamResponse JSON), in order
+    ARGV[22+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
   Publishes: on ARGV[9], "<taskId> <state> <rev>" for every new state; before it, for a run with a `w` at a step that
   ends the leg, on ARGV[9] .. ":" .. gatewayId: "<w> <taskId> " .. JSON [HGETALL of the task (flat), the chunk
   store or ""], unless the task's values pass 64 KiB (its gateway then reads it on the change notice).
 
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
-           queue entry; -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
+           queue entry, followed, when ARGV[15] asked for the next run and a shard had a new entry, by that entry
+           (shard, entry id, run id, task id, client id) and claim's reply for it (its list, or its code: 0, -1 … -4;
+           an entry without run or task fields is left pending, as the queue reader leaves it); -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow);
            -4 the move would interrupt the task while its client has as many interrupted tasks as its limit allows
            (tasks queued before the client reached it; the caller ends the task another way).
@@ -63,9 +72,47 @@
 -- @include "push-outbox"
 -- @include "task-endings"
 -- @include "task-index"
+-- @include "claim-run"
 
 -- the largest task (its stored values, in bytes) sent whole to a waiting gateway
 local REPLY_MAX_BYTES = 65536
+
+-- The next new queue entry for the actor ARGV[15], claimed (claim-run) with the task: {shard, entry id, run id, task
+-- id, client id, claim's reply}; nil when no shard has one, or the entry names no run or task. The keys follow
+-- keys.ts (KeySpace), from the prefix: one node only.
+local function claimNext()
+  for shard in string.gmatch(ARGV[20], '%d+') do
+    local stem = ARGV[19] .. '{' .. shard .. '}:'
+    local queue = stem .. 'queue'
+    local read = redis.call('XREADGROUP', 'GROUP', ARGV[12], ARGV[15], 'COUNT', 1, 'STREAMS', queue, '>')
+    if read then
+      local entry = read[1][2][1]
+      local fields = {}
+      for i = 1, #entry[2] - 1, 2 do
+        fields[entry[2][i]] = entry[2][i + 1]
+      end
+      local runId, taskId = fields['run'] or '', fields['task'] or ''
+      if runId == '' or taskId == '' then
+        return nil
+      end
+      local taskKey = stem .. 'task:' .. taskId
+      -- an entry written before entries named their client: the task names it
+      local client = fields['client'] or ''
+      if client == '' then
+        client = redis.call('HGET', taskKey, 'cli') or ''
+      end
+      local clientKey = stem .. 'client:' .. client
+      local reply = claimRun(
+        {run = stem .. 'run:' .. taskId, task = taskKey, client = clientKey, clientRunning = clientKey .. ':running',
+          clientDeferred = clientKey .. ':deferred', deferred = stem .. 'deferred', queue = queue,
+          chunks = stem .. 'chunks:' .. taskId},
+        {owner = ARGV[15], leaseMs = ARGV[16], entryId = entry[1], maxAttempts = ARGV[17], clientId = client,
+          maxRunning = ARGV[18], group = ARGV[12], read = '1'})
+      return {tonumber(shard), entry[1], runId, taskId, client, reply}
+    end
+  end
+  return nil
+end
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state', 'w')
 -- the history is read only by a step that appends to it: a streamed answer's steps never copy it
@@ -75,7 +122,7 @@ if not run[1] or not task[1] then
 end
 
 local from = task[1]
-local artifactCount = tonumber(ARGV[15])
+local artifactCount = tonumber(ARGV[21])
 if TERMINAL[from] then
   return -3
 end
@@ -135,7 +182,7 @@ end
 if ARGV[14] ~= '' then
   journal(ARGV[14])
 end
-for i = 16, 15 + artifactCount do
+for i = 22, 21 + artifactCount do
   journal(ARGV[i])
   if ARGV[4] == '' then
     redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
@@ -143,7 +190,7 @@ for i = 16, 15 + artifactCount do
   end
 end
 if ARGV[2] ~= '' then
-  journal(ARGV[16 + artifactCount])
+  journal(ARGV[22 + artifactCount])
 end
 -- the task's changed fields, written in one HSET
 local fields = {'state', to, 'rev', rev}
@@ -229,6 +276,14 @@ if ARGV[11] ~= '' and (TERMINAL[to] or INTERRUPTED[to]) then
   redis.call('XACK', KEYS[17], ARGV[12], ARGV[11])
   redis.call('XDEL', KEYS[17], ARGV[11])
   local oldest = redis.call('ZRANGE', KEYS[18], 0, 0)
+  if ARGV[15] ~= '' then
+    -- the step's writes are done: an error in the next claim (never expected) must not fail the step, whose caller
+    -- would take it for a refused write; an entry read before such an error stays pending until it is reclaimed
+    local ok, nextRun = pcall(claimNext)
+    if ok and nextRun then
+      return {rev, oldest[1] or '', nextRun[1], nextRun[2], nextRun[3], nextRun[4], nextRun[5], nextRun[6]}
+    end
+  end
   return {rev, oldest[1] or ''}
 end
 return rev
