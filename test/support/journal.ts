@@ -14,10 +14,10 @@ export interface JournalFixture {
   clients: ClientRegistry;
 }
 
-export function journalFixture(server: TestRedis, settings: Partial<JournalSettings> = {}): JournalFixture {
+export function journalFixture(server: TestRedis, settings: Partial<JournalSettings> = {}, shards = 1): JournalFixture {
   const redis = server.client();
   const prefix = testPrefix();
-  const keys = new KeySpace(prefix, 1);
+  const keys = new KeySpace(prefix, shards);
   const journal = new TaskJournal(redis, keys, {
     livenessSeconds: 120,
     dedupSeconds: 3600,
