@@ -31,8 +31,6 @@
 -- @include "task-index"
 -- @include "claim-run"
 
-return claimRun(
-  {run = KEYS[1], task = KEYS[2], client = KEYS[3], clientRunning = KEYS[4], clientDeferred = KEYS[5],
-    deferred = KEYS[6], queue = KEYS[7], chunks = KEYS[8]},
+return claimRun(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
   {owner = ARGV[1], leaseMs = ARGV[2], entryId = ARGV[3], maxAttempts = ARGV[4], clientId = ARGV[5],
     maxRunning = ARGV[6], group = ARGV[7], read = ARGV[8]})

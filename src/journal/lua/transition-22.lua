@@ -59,7 +59,7 @@
 
   Returns: the new revision; {revision, the client's oldest deferred task id or ""} when the step acknowledged its
            queue entry, followed, when ARGV[15] asked for the next run and a shard had a new entry, by that entry
-           (shard, entry id, run id, task id, client id) and claim's reply for it (its list, or its code: 0, -1 … -4;
+           (shard, entry id, run id, task id, client id) and claim's reply for it (its list, or one of claim's codes;
            an entry without run or task fields is left pending, as the queue reader leaves it); -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow);
            -4 the move would interrupt the task while its client has as many interrupted tasks as its limit allows
@@ -102,10 +102,8 @@ local function claimNext()
         client = redis.call('HGET', taskKey, 'cli') or ''
       end
       local clientKey = stem .. 'client:' .. client
-      local reply = claimRun(
-        {run = stem .. 'run:' .. taskId, task = taskKey, client = clientKey, clientRunning = clientKey .. ':running',
-          clientDeferred = clientKey .. ':deferred', deferred = stem .. 'deferred', queue = queue,
-          chunks = stem .. 'chunks:' .. taskId},
+      local reply = claimRun(stem .. 'run:' .. taskId, taskKey, clientKey, clientKey .. ':running',
+        clientKey .. ':deferred', stem .. 'deferred', queue, stem .. 'chunks:' .. taskId,
         {owner = ARGV[15], leaseMs = ARGV[16], entryId = entry[1], maxAttempts = ARGV[17], clientId = client,
           maxRunning = ARGV[18], group = ARGV[12], read = '1'})
       return {tonumber(shard), entry[1], runId, taskId, client, reply}

@@ -130,6 +130,7 @@ describe("a run's end that claims the next run", () => {
     expect(result.next).toMatchObject({ entry: { id: deferredEntry, taskId: deferred.taskId }, claim: "deferred" });
     expect(await f.redis.hget(f.keys.run(0, deferred.taskId), "state")).toBe("deferred");
     expect(await f.redis.zscore(f.keys.clientDeferred(0, busy), deferred.taskId)).not.toBeNull();
+    expect(await f.redis.sismember(f.keys.deferredClients(0), busy)).toBe(1);
     expect(await f.redis.xrange(f.keys.queue(0), deferredEntry, deferredEntry)).toEqual([]);
     expect(await held(f)).not.toContain(deferredEntry);
   });

@@ -3,12 +3,13 @@
   entry a run's end reads for the same actor). Needs the "clock", "task-states" and "task-index" includes before it.
   Checks first, then writes; its reply is claim's (see claim's header).
 
-    k: run, task, client, clientRunning, clientDeferred, deferred, queue, chunks (claim's KEYS[1..8], by name)
+    the keys: claim's KEYS[1..8], in its order
     a: owner, leaseMs, entryId, maxAttempts, clientId, maxRunning, group, read (claim's ARGV[1..8], by name)
 ]]
-local function claimRun(k, a)
-  local run = redis.call('HMGET', k.run, 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
-  local task = redis.call('HMGET', k.task, 'state', 'cli', 'prof')
+local function claimRun(runKey, taskKey, clientKey, clientRunningKey, clientDeferredKey, deferredKey, queueKey,
+                        chunksKey, a)
+  local run = redis.call('HMGET', runKey, 'id', 'state', 'fence', 'tries', 'lease', 'entry', 'cancel', 'deferred')
+  local task = redis.call('HMGET', taskKey, 'state', 'cli', 'prof')
   if not task[1] or task[2] ~= a.clientId then
     return -1
   end
@@ -31,27 +32,27 @@ local function claimRun(k, a)
     return -4
   end
 
-  local taskId = taskIdOf(k.task)
-  if run[2] ~= 'running' and redis.call('SISMEMBER', k.clientRunning, taskId) == 0 then
-    local limit = tonumber(redis.call('HGET', k.client, 'maxrun') or a.maxRunning)
-    if limit > 0 and redis.call('SCARD', k.clientRunning) >= limit then
+  local taskId = taskIdOf(taskKey)
+  if run[2] ~= 'running' and redis.call('SISMEMBER', clientRunningKey, taskId) == 0 then
+    local limit = tonumber(redis.call('HGET', clientKey, 'maxrun') or a.maxRunning)
+    if limit > 0 and redis.call('SCARD', clientRunningKey) >= limit then
       local since = tonumber(run[8] or nowMs)
-      redis.call('ZADD', k.clientDeferred, since, taskId)
-      redis.call('SADD', k.deferred, a.clientId)
-      redis.call('HSET', k.run, 'state', 'deferred', 'entry', '', 'deferred', since)
-      redis.call('XACK', k.queue, a.group, a.entryId)
-      redis.call('XDEL', k.queue, a.entryId)
+      redis.call('ZADD', clientDeferredKey, since, taskId)
+      redis.call('SADD', deferredKey, a.clientId)
+      redis.call('HSET', runKey, 'state', 'deferred', 'entry', '', 'deferred', since)
+      redis.call('XACK', queueKey, a.group, a.entryId)
+      redis.call('XDEL', queueKey, a.entryId)
       return 0
     end
   end
 
   local fence = tonumber(run[3]) + 1
   local tries = tonumber(run[4]) + 1
-  redis.call('SADD', k.clientRunning, taskId)
-  redis.call('HSET', k.run, 'state', 'running', 'fence', fence, 'tries', tries, 'owner', a.owner,
+  redis.call('SADD', clientRunningKey, taskId)
+  redis.call('HSET', runKey, 'state', 'running', 'fence', fence, 'tries', tries, 'owner', a.owner,
     'lease', nowMs + tonumber(a.leaseMs))
   if run[8] then
-    redis.call('HDEL', k.run, 'deferred')
+    redis.call('HDEL', runKey, 'deferred')
   end
   local exhausted = 0
   if tries > tonumber(a.maxAttempts) then
@@ -61,6 +62,6 @@ local function claimRun(k, a)
   if a.read ~= '1' or exhausted == 1 or cancel == 1 then
     return {fence, tries, exhausted, cancel, state, task[2], task[3]}
   end
-  return {fence, tries, exhausted, cancel, state, task[2], task[3], redis.call('HGETALL', k.task),
-    redis.call('GET', k.chunks) or ''}
+  return {fence, tries, exhausted, cancel, state, task[2], task[3], redis.call('HGETALL', taskKey),
+    redis.call('GET', chunksKey) or ''}
 end
