@@ -94,9 +94,10 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
   const floorCpu = totalCpuUs(floor);
   const reason =
     "each round trip is HTTP in, the accept script (which also takes the waiting leases), an XREADGROUP wake-up of " +
-    "the actor, the claim script and one end script from the actor (which acks the queue entry, gives the leases " +
-    "back and publishes the finished task to the waiting gateway): four Redis round trips and a pub/sub message " +
-    "across three processes, where the SDK runs the echo in its own event loop";
+    "the actor and the claim script (unless the end of a run before it found the entry and claimed it), and one end " +
+    "script from the actor (which acks the queue entry, gives the leases back and publishes the finished task to " +
+    "the waiting gateway): up to four Redis round trips and a pub/sub message across three processes, where the SDK " +
+    "runs the echo in its own event loop";
   return {
     id: "blocking",
     title: `2. Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`,
