@@ -65,6 +65,11 @@ export interface ExecutorOptions {
   onSettled?: (() => void) | undefined;
 }
 
+/** An entry's identity in this executor: its shard and its queue entry id. */
+function entryKey(entry: QueueEntry): string {
+  return `${entry.shard}/${entry.id}`;
+}
+
 /** The status message of a task whose handler threw an error that is not a HandlerFailure. */
 export const GENERIC_FAILURE = "The agent failed while working on this task";
 
@@ -161,7 +166,7 @@ export class RunExecutor {
    * is ignored. Never rejects.
    */
   submit(entry: QueueEntry, claimed?: NextRun["claim"]): Promise<void> {
-    const key = `${entry.shard}/${entry.id}`;
+    const key = entryKey(entry);
     if (this.entries.has(key)) return Promise.resolve();
     this.entries.add(key);
     let chained = false;
@@ -299,7 +304,8 @@ export class RunExecutor {
     if (writer?.acked) {
       leg.oldestDeferred = writer.acked.oldestDeferred;
       const { next } = writer.acked;
-      if (next) {
+      // (an entry already in progress here is never one a queue read delivers anew; were it, this leg frees its place)
+      if (next && !this.entries.has(entryKey(next.entry))) {
         // the next run starts now, in this leg's place, while this leg finishes its bookkeeping
         leg.next = next;
         void this.submit(next.entry, next.claim);
