@@ -165,7 +165,7 @@ export class RunExecutor {
    * Processes an entry in the background (`claimed`: a run's end claimed it already); an entry already in progress here
    * is ignored. Never rejects.
    */
-  submit(entry: QueueEntry, claimed?: NextRun["claim"]): Promise<void> {
+  submit(entry: QueueEntry, claimed?: NextRun): Promise<void> {
     const key = entryKey(entry);
     if (this.entries.has(key)) return Promise.resolve();
     this.entries.add(key);
@@ -220,7 +220,7 @@ export class RunExecutor {
   }
 
   /** Processes an entry in the span of its run (continuing the trace of the request that queued it). */
-  private async traced(entry: QueueEntry, claimed: NextRun["claim"] | undefined): Promise<LegEnd | undefined> {
+  private async traced(entry: QueueEntry, claimed: NextRun | undefined): Promise<LegEnd | undefined> {
     const trace = await RunTrace.start(this.reads, entry);
     try {
       return await this.process(entry, trace, claimed);
@@ -245,15 +245,12 @@ export class RunExecutor {
   }
 
   /** Claims (unless `claimed`) and runs the entry; the leg, when one was claimed (its `next` may follow it). */
-  private async process(
-    entry: QueueEntry,
-    trace: RunTrace,
-    claimed: NextRun["claim"] | undefined,
-  ): Promise<LegEnd | undefined> {
+  private async process(entry: QueueEntry, trace: RunTrace, claimed: NextRun | undefined): Promise<LegEnd | undefined> {
     const { config, ledger, logger } = this.o;
     const log = lazyChild(logger, { taskId: entry.taskId, runId: entry.runId, entry: entry.id });
     const leaseMs = config.worker.leaseSeconds * 1000;
-    const startedAt = performance.now();
+    // the leg's lease and time limit count from when the claim was sent (for a next run, the step that claimed it)
+    const startedAt = claimed?.sentAt ?? performance.now();
     let reported = false;
     const ended = (outcome: RunOutcome) => {
       if (!reported) this.o.onRun?.(outcome, startedAt);
@@ -262,7 +259,7 @@ export class RunExecutor {
     };
     const claim = await trace.claim(async () =>
       claimed !== undefined
-        ? claimed
+        ? claimed.claim
         : await ledger.claim(
             entry.shard,
             entry.taskId,
@@ -303,13 +300,6 @@ export class RunExecutor {
   private async ack(leg: LegEnd, writer?: RunWriter): Promise<void> {
     if (writer?.acked) {
       leg.oldestDeferred = writer.acked.oldestDeferred;
-      const { next } = writer.acked;
-      // (an entry already in progress here is never one a queue read delivers anew; were it, this leg frees its place)
-      if (next && !this.entries.has(entryKey(next.entry))) {
-        // the next run starts now, in this leg's place, while this leg finishes its bookkeeping
-        leg.next = next;
-        void this.submit(next.entry, next.claim);
-      }
       return;
     }
     const { entry, claim } = leg;
@@ -346,7 +336,16 @@ export class RunExecutor {
     // the leg's end acknowledges its queue entry in its own step (and may claim the next run); an exhausted run's entry
     // is dead-lettered instead
     writer.ackOnEnd = !claim.exhausted;
-    writer.nextOnEnd = () => this.nextRequest();
+    writer.chain = {
+      request: () => this.nextRequest(),
+      started: (next) => {
+        // (an entry already in progress here is never one a queue read delivers anew; were it, this leg frees its
+        // place) The next run starts now, in this leg's place, while this leg finishes its bookkeeping.
+        if (this.entries.has(entryKey(next.entry))) return;
+        leg.next = next;
+        void this.submit(next.entry, next);
+      },
+    };
     try {
       if (claim.exhausted) {
         const attempts = config.worker.maxAttempts;

@@ -127,10 +127,12 @@ export class RunWriter {
   /** Whether the status that ends the leg (terminal or interrupted) acknowledges its queue entry in the same step. */
   ackOnEnd = false;
   /**
-   * With `ackOnEnd`: what the step that acknowledges the entry asks for this actor's next queued run (the ledger's
-   * `next`), asked when the step is written; undefined, or a call answering undefined: nothing.
+   * With `ackOnEnd`: `request` is asked, when the step that acknowledges the entry is written, what that step asks for
+   * this actor's next queued run (the ledger's `next`; undefined: nothing); `started` is told of the run it claimed as
+   * soon as the step's reply is read, whatever the leg does next (a renewal that raced the end may call the leg lost,
+   * but the next run is leased to this actor and must run).
    */
-  nextOnEnd: (() => NextRunRequest | undefined) | undefined = undefined;
+  chain: { request: () => NextRunRequest | undefined; started: (next: NextRun) => void } | undefined = undefined;
   /**
    * Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none), and the
    * next run the step claimed, if it was asked to and a queue had one.
@@ -353,6 +355,7 @@ export class RunWriter {
       }
       if (result.acked) {
         this.acked = { oldestDeferred: result.oldestDeferred ?? null, ...(result.next ? { next: result.next } : {}) };
+        if (result.next) this.chain?.started(result.next);
       }
     } catch (error) {
       for (const { reject } of step.settle) reject(error);
@@ -409,7 +412,7 @@ export class RunWriter {
       artifactEvents: events,
       historyMessage: status.historyMessage,
       ...(status.artifacts ? { artifacts: status.artifacts } : {}),
-      ...(status.ack ? { ackEntry: this.claim.entryId, next: this.nextOnEnd?.() } : {}),
+      ...(status.ack ? { ackEntry: this.claim.entryId, next: this.chain?.request() } : {}),
     };
   }
 }

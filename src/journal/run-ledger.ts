@@ -80,6 +80,11 @@ export interface NextRunRequest {
 export interface NextRun {
   entry: QueueEntry;
   claim: Claim | ClaimRefusal;
+  /**
+   * performance.now() when the step that claimed it was sent: its lease counts from no later than this (a reply held
+   * up after the script ran must not make the lease look younger than it is).
+   */
+  sentAt: number;
 }
 
 export interface LedgerSettings {
@@ -197,6 +202,7 @@ export class RunLedger {
     const clientWaiting = k.clientWaiting(s, claim.clientId);
     // the next claim's keys are derived in the script: never on a Cluster
     const next = input.ackEntry && !isCluster(this.redis) ? input.next : undefined;
+    const sentAt = performance.now();
     const reply = await TRANSITION.run(
       this.redis,
       {
@@ -251,7 +257,7 @@ export class RunLedger {
     );
     if (!reply.ok || reply.next === undefined) return reply as TransitionResult;
     const { entry, claim: claimed } = reply.next;
-    return { ...reply, next: { entry, claim: claimOf(claimed, entry.shard, entry.taskId, entry.id) } };
+    return { ...reply, next: { entry, claim: claimOf(claimed, entry.shard, entry.taskId, entry.id), sentAt } };
   }
 
   /** Hands a running run back to the queue without counting the try; false when the token is stale. */

@@ -2,6 +2,9 @@
 // own actor's reclaim pass hands back while the actor still holds it: once the run is WORKING its lease is live again,
 // so no other actor can start it over, and it is executed once. The run executor works in this process on real
 // Redis; the read is held back by a BLPOP queued before it on the connection the executor reads tasks with.
+// The same window for a run that the end of the run before it claimed: its lease counts from when that step was sent,
+// so a reply held up after the script ran (here, by a ledger that holds it) is renewed at once; and a renewal of the
+// ended run that raced its end (answered "lost") does not keep the next run from starting.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { builtinHandlers, builtinTools } from "../../../src/actors/handlers/builtins.ts";
 import { Reclaimer } from "../../../src/actors/reclaimer.ts";
@@ -116,3 +119,82 @@ test("regression: a run whose lease lapsed before its leg began, reclaimed by it
   commands.disconnect();
   reads.disconnect();
 }, 30_000);
+
+test("a next run whose claim's reply came late renews its lease at once, so no other actor can take it", async () => {
+  const leaseSeconds = 6;
+  const loaded = loadConfig({
+    env: {
+      A2A_REDIS_KEY_PREFIX: f.prefix,
+      A2A_WORKER_LEASE_SECONDS: String(leaseSeconds),
+      A2A_LOG_LEVEL: "error",
+    },
+  });
+  const commands = server.client();
+  // The reply of a run's end that claimed the next run is held until the test opens the gate: the script ran (the
+  // next run's lease counts from then) while the actor has not heard of it yet.
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  class HeldReplies extends RunLedger {
+    override async transition(input: Parameters<RunLedger["transition"]>[0]) {
+      const result = await super.transition(input);
+      if (result.ok && result.next) await gate;
+      return result;
+    }
+  }
+  const executor = new RunExecutor({
+    redis: commands,
+    ledger: new HeldReplies(commands, f.keys),
+    keys: f.keys,
+    config: loaded,
+    handlers: builtinHandlers(),
+    tools: builtinTools(),
+    apiKeys: new Map(),
+    consumer: CONSUMER,
+    logger: createLogger("lapsed-lease-test", "error"),
+    chainRuns: true,
+  });
+  const first = await acceptTask(f, clientId, { text: "first" });
+  const reply = (await commands.xreadgroup(
+    "GROUP",
+    QUEUE_GROUP,
+    CONSUMER,
+    "COUNT",
+    1,
+    "STREAMS",
+    f.keys.queue(0),
+    ">",
+  )) as [string, [string, string[]][]][] | null;
+  const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
+  if (entry?.taskId !== first.taskId) throw new Error("the first task's queue entry was not read");
+  const next = await acceptTask(f, clientId, { text: "[sleep 2500] next" });
+  const processed = executor.submit(entry);
+
+  // The first run's end claimed the next run; its reply waits until that lease has a second or less to go.
+  const runKey = f.keys.run(0, next.taskId);
+  const lease = await waitFor(
+    async () => {
+      const [state, until] = await f.redis.hmget(runKey, "state", "lease");
+      return state === "running" && Number(until) - (await redisTimeMs(f.redis)) <= 1000 ? Number(until) : undefined;
+    },
+    (leaseSeconds + 10) * 1000,
+    "the next run's lease near its end",
+  );
+  open();
+  await waitFor(async () => (await redisTimeMs(f.redis)) > lease, 5000, "the claim's lease time passed");
+  // renewed as soon as the actor heard of its claim (its keeper counts from when the claiming step was sent)
+  const entryId = (await f.redis.hget(runKey, "entry")) ?? "";
+  expect(await f.ledger.claim(0, next.taskId, entryId, "other", leaseSeconds * 1000, loaded.worker.maxAttempts)).toBe(
+    "leased",
+  );
+  await processed;
+  await waitFor(
+    async () => (await f.redis.hget(f.keys.task(0, next.taskId), "state")) === "TASK_STATE_COMPLETED",
+    10_000,
+    "the next task completed",
+  );
+  expect(await f.redis.hmget(runKey, "fence", "tries")).toEqual(["1", "1"]);
+  await executor.settled();
+  commands.disconnect();
+}, 40_000);
