@@ -133,11 +133,8 @@ export class RunWriter {
    * but the next run is leased to this actor and must run).
    */
   chain: { request: () => NextRunRequest | undefined; started: (next: NextRun) => void } | undefined = undefined;
-  /**
-   * Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none), and the
-   * next run the step claimed, if it was asked to and a queue had one.
-   */
-  acked: { oldestDeferred: string | null; next?: NextRun } | undefined;
+  /** Set once a step acknowledged the leg's queue entry: the client's oldest deferred run then (null: none). */
+  acked: { oldestDeferred: string | null } | undefined;
   private readonly stepIntervalMs: number;
   /** performance.now() when the last artifact-only step was sent. */
   private lastArtifactStepAt: number | undefined;
@@ -354,7 +351,7 @@ export class RunWriter {
         throw new LeaseLostError(result.reason);
       }
       if (result.acked) {
-        this.acked = { oldestDeferred: result.oldestDeferred ?? null, ...(result.next ? { next: result.next } : {}) };
+        this.acked = { oldestDeferred: result.oldestDeferred ?? null };
         if (result.next) this.chain?.started(result.next);
       }
     } catch (error) {

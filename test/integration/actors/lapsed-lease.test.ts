@@ -10,7 +10,7 @@ import { builtinHandlers, builtinTools } from "../../../src/actors/handlers/buil
 import { Reclaimer } from "../../../src/actors/reclaimer.ts";
 import { RunExecutor } from "../../../src/actors/run-executor.ts";
 import { loadConfig } from "../../../src/config/index.ts";
-import { QUEUE_GROUP, RunLedger, toQueueEntries } from "../../../src/journal/index.ts";
+import { QUEUE_GROUP, type QueueEntry, RunLedger, toQueueEntries } from "../../../src/journal/index.ts";
 import { createLogger } from "../../../src/log.ts";
 import { terminalEvents } from "../../faults/invariants.ts";
 import { type JournalFixture, journalFixture } from "../../support/journal.ts";
@@ -33,6 +33,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
+
+/** The next new queue entry, read as CONSUMER (as its queue reader would); fails the test when there is none. */
+async function readEntry(redis: ReturnType<TestRedis["client"]>): Promise<QueueEntry> {
+  const reply = (await redis.xreadgroup("GROUP", QUEUE_GROUP, CONSUMER, "COUNT", 1, "STREAMS", f.keys.queue(0), ">")) as
+    | [string, [string, string[]][]][]
+    | null;
+  const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
+  if (!entry) throw new Error("no queue entry read");
+  return entry;
+}
 
 test("regression: a run whose lease lapsed before its leg began, reclaimed by its own holder, renews at once and is not started over", async () => {
   const loaded = loadConfig({
@@ -60,18 +70,7 @@ test("regression: a run whose lease lapsed before its leg began, reclaimed by it
     logger: createLogger("lapsed-lease-test", "error"),
   });
   const { taskId } = await acceptTask(f, clientId, { text: "[sleep 1500] held" });
-  const reply = (await commands.xreadgroup(
-    "GROUP",
-    QUEUE_GROUP,
-    CONSUMER,
-    "COUNT",
-    1,
-    "STREAMS",
-    f.keys.queue(0),
-    ">",
-  )) as [string, [string, string[]][]][] | null;
-  const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
-  if (!entry) throw new Error("no queue entry read");
+  const entry = await readEntry(commands);
 
   // The task read after the claim waits behind this BLPOP until the gate opens.
   const gate = `${f.prefix}gate`;
@@ -121,7 +120,7 @@ test("regression: a run whose lease lapsed before its leg began, reclaimed by it
 }, 30_000);
 
 test("a next run whose claim's reply came late renews its lease at once, so no other actor can take it", async () => {
-  const leaseSeconds = 6;
+  const leaseSeconds = 9;
   const loaded = loadConfig({
     env: {
       A2A_REDIS_KEY_PREFIX: f.prefix,
@@ -156,33 +155,24 @@ test("a next run whose claim's reply came late renews its lease at once, so no o
     chainRuns: true,
   });
   const first = await acceptTask(f, clientId, { text: "first" });
-  const reply = (await commands.xreadgroup(
-    "GROUP",
-    QUEUE_GROUP,
-    CONSUMER,
-    "COUNT",
-    1,
-    "STREAMS",
-    f.keys.queue(0),
-    ">",
-  )) as [string, [string, string[]][]][] | null;
-  const [entry] = toQueueEntries(0, reply?.[0]?.[1] ?? []);
-  if (entry?.taskId !== first.taskId) throw new Error("the first task's queue entry was not read");
-  const next = await acceptTask(f, clientId, { text: "[sleep 2500] next" });
+  const entry = await readEntry(commands);
+  if (entry.taskId !== first.taskId) throw new Error("the first task's queue entry was not read");
+  const next = await acceptTask(f, clientId, { text: "[sleep 8000] next" });
   const processed = executor.submit(entry);
 
-  // The first run's end claimed the next run; its reply waits until that lease has a second or less to go.
+  // The first run's end claimed the next run; its reply waits until that lease has two seconds or less to go (less
+  // than the keeper's period, a third of the lease: a keeper counting from the reply would renew after it lapsed).
   const runKey = f.keys.run(0, next.taskId);
   const lease = await waitFor(
     async () => {
       const [state, until] = await f.redis.hmget(runKey, "state", "lease");
-      return state === "running" && Number(until) - (await redisTimeMs(f.redis)) <= 1000 ? Number(until) : undefined;
+      return state === "running" && Number(until) - (await redisTimeMs(f.redis)) <= 2000 ? Number(until) : undefined;
     },
     (leaseSeconds + 10) * 1000,
     "the next run's lease near its end",
   );
   open();
-  await waitFor(async () => (await redisTimeMs(f.redis)) > lease, 5000, "the claim's lease time passed");
+  await waitFor(async () => (await redisTimeMs(f.redis)) > lease, 10_000, "the claim's lease time passed");
   // renewed as soon as the actor heard of its claim (its keeper counts from when the claiming step was sent)
   const entryId = (await f.redis.hget(runKey, "entry")) ?? "";
   expect(await f.ledger.claim(0, next.taskId, entryId, "other", leaseSeconds * 1000, loaded.worker.maxAttempts)).toBe(
@@ -191,10 +181,10 @@ test("a next run whose claim's reply came late renews its lease at once, so no o
   await processed;
   await waitFor(
     async () => (await f.redis.hget(f.keys.task(0, next.taskId), "state")) === "TASK_STATE_COMPLETED",
-    10_000,
+    20_000,
     "the next task completed",
   );
   expect(await f.redis.hmget(runKey, "fence", "tries")).toEqual(["1", "1"]);
   await executor.settled();
   commands.disconnect();
-}, 40_000);
+}, 60_000);
