@@ -73,7 +73,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
       unit: "round trips/s",
       errors: ours.summary.errors,
       command: "npm run bench -- --only blocking",
-      note: `${cpuNote(ours)} (server = gateway + supervisor + actors)`,
+      note: cpuNote(ours, { lead: "gateway", rest: "supervisor and actors" }),
     },
     overGrpc,
     ...comparison.peerRows,
@@ -84,7 +84,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
       unit: "round trips/s",
       errors: floor.summary.errors,
       command: "npm run bench -- --only blocking",
-      note: `${cpuNote(floor)} (server = its gateway + worker)`,
+      note: cpuNote(floor, { lead: "its gateway", rest: "its worker" }),
     },
   ];
   const { p50, max, perSecond } = ours.summary;

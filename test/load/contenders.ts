@@ -30,6 +30,10 @@ export interface Measured extends Sample {
   redisCpu: number;
   /** Of serverCpu, the database server's share (durable SDK peers); 0 for the others. */
   databaseCpu: number;
+  /** Of serverCpu, the first process's share: our gateway (its actors are the rest), a peer's server (all of it). */
+  leadCpu: number;
+  /** CPU seconds of the load driver (the bench's own process) in the measured window: it shares the machine. */
+  driverCpu: number;
   /** Pids of the processes measured (gateway first), e.g. to find their CPU profiles. */
   pids: number[];
 }
@@ -47,6 +51,9 @@ export interface Compared {
   redisCpuPerRequestUs: number;
   /** Of serverCpuPerRequestUs, the database server's share. */
   databaseCpuPerRequestUs: number;
+  /** Of serverCpuPerRequestUs, the first process's share (our gateway; a peer's whole server). */
+  leadCpuPerRequestUs: number;
+  driverCpuPerRequestUs: number;
 }
 
 const A2A_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
@@ -70,8 +77,11 @@ async function measure(
   const cpu = () => sum(pids());
   // The warm-up runs first on its own, so the CPU counters cover the measured window only.
   if (load.warmupRequests > 0) await drive({ ...load, maxRequests: load.warmupRequests, warmupRequests: 0 });
-  const cpu0 = [cpu(), cpuSeconds(context.redisPid), sum(databasePids())];
+  const lead = () => cpuSeconds(pids()[0] ?? 0);
+  const cpu0 = [cpu(), cpuSeconds(context.redisPid), sum(databasePids()), lead()];
+  const driver0 = process.cpuUsage();
   const result = await drive({ ...load, warmupRequests: 0 });
+  const driver = process.cpuUsage(driver0);
   return {
     latencies: result.latencies,
     seconds: result.seconds,
@@ -80,6 +90,8 @@ async function measure(
     serverCpu: cpu() - (cpu0[0] ?? 0),
     redisCpu: cpuSeconds(context.redisPid) - (cpu0[1] ?? 0),
     databaseCpu: sum(databasePids()) - (cpu0[2] ?? 0),
+    leadCpu: lead() - (cpu0[3] ?? 0),
+    driverCpu: (driver.user + driver.system) / 1e6,
     pids: pids(),
   };
 }
@@ -215,15 +227,21 @@ function childPids(pid: number): number[] {
   return [pid, ...childrenOf(pid)];
 }
 
-/** Server and Redis CPU per measured request, as a note for the report. */
-export function cpuNote(compared: Compared): string {
+/**
+ * Server, Redis and driver CPU per measured request, as a note for the report; with `parts`, the server's CPU split
+ * between its first process and the others (e.g. the gateway, and the supervisor and actors).
+ */
+export function cpuNote(compared: Compared, parts?: { lead: string; rest: string }): string {
   const redis = Number.isFinite(compared.redisCpuPerRequestUs)
     ? `, redis-server ${fmt(compared.redisCpuPerRequestUs)} µs`
     : "";
   const error = compared.firstError ? `; first error: ${compared.firstError.slice(0, 160)}` : "";
   const database =
     compared.databaseCpuPerRequestUs > 0 ? ` (of it PostgreSQL ${fmt(compared.databaseCpuPerRequestUs)} µs)` : "";
-  return `CPU per request: server ${fmt(compared.serverCpuPerRequestUs)} µs${database}${redis}${error}`;
+  const rest = compared.serverCpuPerRequestUs - compared.leadCpuPerRequestUs;
+  const split = parts ? ` (${parts.lead} ${fmt(compared.leadCpuPerRequestUs)}, ${parts.rest} ${fmt(rest)})` : "";
+  const driver = `; the load driver ${fmt(compared.driverCpuPerRequestUs)} µs`;
+  return `CPU per request: server ${fmt(compared.serverCpuPerRequestUs)} µs${split}${database}${redis}${driver}${error}`;
 }
 
 /**
@@ -279,6 +297,8 @@ export async function compare(
       serverCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.serverCpu, 0) / count) * 1e6,
       redisCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.redisCpu, 0) / count) * 1e6,
       databaseCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.databaseCpu, 0) / count) * 1e6,
+      leadCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.leadCpu, 0) / count) * 1e6,
+      driverCpuPerRequestUs: (list.reduce((sum, sample) => sum + sample.driverCpu, 0) / count) * 1e6,
     });
   }
   return out;
