@@ -64,6 +64,12 @@ export const ServerSchema = Type.Object(
     maxStreamsPerClient: integer("Open streams of one client, across all gateways.", 64),
     maxStreamsPerInstallation: integer("Open streams in the whole installation, across all gateways.", 10_000),
     maxBodyBytes: integer("Largest accepted HTTP request body, in bytes.", 1_048_576),
+    maxListBytes: integer(
+      "Most bytes of history (and with includeArtifacts, of artifacts) one ListTasks page reads and answers with: the " +
+        "page ends before the task that would pass it (it always holds one task) and its nextPageToken goes on from " +
+        "there, so that a client with large tasks cannot make one request read hundreds of megabytes.",
+      8_388_608,
+    ),
     maxJsonDepth: Type.Integer({
       minimum: 8,
       maximum: 256,

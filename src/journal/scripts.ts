@@ -31,7 +31,14 @@ const SCRIPT_FILES = {
   pushConfig: "pushConfig-4.lua",
   pushConfigDelete: "pushConfigDelete-3.lua",
   rateLimit: "rateLimit-1.lua",
+  weigh: "weigh-n.lua",
 } as const;
+
+/** The key count a script file's name gives (`-3.lua`), or undefined for `-n.lua`: as many keys as the call passes. */
+export function keyCountOf(file: string): number | undefined {
+  const count = /-(\d+)\.lua$/.exec(file)?.[1];
+  return count === undefined ? undefined : Number(count);
+}
 
 /** A line `-- @include "<name>"` is replaced by the file lua/include/<name>.lua (functions shared by scripts). */
 const INCLUDE = /^-- @include "([\w-]+)"$/gm;
@@ -55,7 +62,8 @@ export type ScriptArg = string | number;
 
 interface LoadedScript {
   readonly lua: string;
-  readonly numberOfKeys: number;
+  /** Undefined: the call passes its key count first (a `-n.lua` script). */
+  readonly numberOfKeys: number | undefined;
 }
 
 const loaded = new Map<ScriptName, LoadedScript>();
@@ -65,8 +73,7 @@ function script(name: ScriptName): LoadedScript {
   if (!found) {
     const file = SCRIPT_FILES[name];
     const lua = expandIncludes(readLua(file));
-    const numberOfKeys = Number(/-(\d+)\.lua$/.exec(file)?.[1]);
-    found = { lua, numberOfKeys };
+    found = { lua, numberOfKeys: keyCountOf(file) };
     loaded.set(name, found);
   }
   return found;
@@ -85,7 +92,7 @@ export function registerScripts(redis: RedisLike): void {
   if (registered.has(redis)) return;
   for (const name of Object.keys(SCRIPT_FILES) as ScriptName[]) {
     const { lua, numberOfKeys } = script(name);
-    redis.defineCommand(`a2a_${name}`, { lua, numberOfKeys });
+    redis.defineCommand(`a2a_${name}`, numberOfKeys === undefined ? { lua } : { lua, numberOfKeys });
   }
   registered.add(redis);
 }
@@ -112,12 +119,14 @@ export class UnexpectedScriptReplyError extends Error {
 /**
  * How a script is called: its KEYS and its ARGV by name, each list in the order of the script's header (written here
  * once), and the decoder of its reply. A script that takes a variable number of values after its named arguments
- * (transition's events) gets them as the call's `rest`.
+ * (transition's events) gets them as the call's `rest`; one whose keys are as many as the call has (`-n.lua`, with
+ * `variadicKeys` and no named keys) gets its keys as the call's `rest`, before its arguments.
  */
 export interface ScriptDefinition<K extends string, A extends string, R> {
   readonly name: ScriptName;
   readonly keys: readonly K[];
   readonly args: readonly A[];
+  readonly variadicKeys?: boolean;
   readonly decode: (reply: ScriptReply) => R;
 }
 
@@ -155,9 +164,10 @@ export function defineScript<const K extends string, const A extends string, R>(
   definition: ScriptDefinition<K, A, R>,
 ): Script<K, A, R> {
   const { name, keys: keyNames, args: argNames, decode } = definition;
-  const numberOfKeys = Number(/-(\d+)\.lua$/.exec(SCRIPT_FILES[name])?.[1]);
-  if (keyNames.length !== numberOfKeys) {
-    throw new Error(`script ${name} takes ${numberOfKeys} keys, its definition names ${keyNames.length}`);
+  const numberOfKeys = keyCountOf(SCRIPT_FILES[name]);
+  const variadic = definition.variadicKeys === true;
+  if (variadic ? numberOfKeys !== undefined || keyNames.length > 0 : keyNames.length !== numberOfKeys) {
+    throw new Error(`script ${name} takes ${numberOfKeys ?? "n"} keys, its definition names ${keyNames.length}`);
   }
   const command = `a2a_${name}`;
   const positional = (
@@ -165,6 +175,7 @@ export function defineScript<const K extends string, const A extends string, R>(
     args: Readonly<Record<A, ScriptArg>>,
     rest: readonly ScriptArg[],
   ): ScriptArg[] => {
+    if (variadic) return [rest.length, ...rest, ...argNames.map((arg) => args[arg])];
     const all = new Array<ScriptArg>(keyNames.length + argNames.length + rest.length);
     let i = 0;
     for (const key of keyNames) all[i++] = keys[key];

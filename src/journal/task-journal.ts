@@ -20,6 +20,7 @@ import { CANCEL, type CancelReply } from "./lua/cancel.ts";
 import { HEAD } from "./lua/head.ts";
 import { RESUME, type ResumeReply } from "./lua/resume.ts";
 import { SNAPSHOT } from "./lua/snapshot.ts";
+import { WEIGH } from "./lua/weigh.ts";
 import { type Refusal, refusalError } from "./refusals.ts";
 import { ReplicaAck } from "./replica-ack.ts";
 import type { RedisLike } from "./scripts.ts";
@@ -139,6 +140,12 @@ export interface ListQuery {
    * does). Default false: the records' artifacts are empty and never leave Redis.
    */
   includeArtifacts?: boolean | undefined;
+  /**
+   * The most stored bytes of the fields that grow with use the page may read (the tasks' history, and with
+   * includeArtifacts their artifacts and chunks): the page ends before the task that would pass it, holding at least
+   * one task, and its token goes on from there. Unset or 0: no bound but pageSize.
+   */
+  maxBytes?: number | undefined;
 }
 
 /** The task hash fields a record is decoded from, but its artifacts (see decodeTaskFields). */
@@ -608,6 +615,16 @@ export class TaskJournal {
     };
     const { status } = query;
     const stateIndexes = () => k.stateTaskIndexes(shard, clientId, query.profile);
+    // the client's stored bytes, asked alongside the walk: a client that stores less than the bound cannot pass it
+    const bound = query.maxBytes ?? 0;
+    // (never rejects: a failed read counts as over the bound, and the sizes' own read then reports the failure)
+    const clientBytes =
+      bound > 0
+        ? this.redis.hget(k.bytes(shard), `client:${clientId}`).then(
+            (value) => Number(value ?? 0),
+            () => Number.POSITIVE_INFINITY,
+          )
+        : undefined;
     let scan: PageScan | undefined;
     if (status === undefined) scan = await this.walkIndex(from);
     else {
@@ -616,6 +633,9 @@ export class TaskJournal {
         scan = await this.walkStateIndex({ ...from, index }, clientIndex, stateIndexes());
       }
       scan ??= await this.walkFiltered(from, shard, status);
+    }
+    if (clientBytes !== undefined && scan.page.length > 1 && (await clientBytes) > bound) {
+      scan = await this.withinBytes(scan, shard, bound, query.includeArtifacts === true);
     }
     const records: TaskRecord[] = [];
     const gone = scan.gone;
@@ -640,6 +660,30 @@ export class TaskJournal {
       records,
       nextPageToken: scan.more && scan.last ? encodePageToken(scan.last.score, scan.last.id, scan.excluded) : "",
       totalSize: Math.max(records.length, scan.total - scan.excluded - gone.length),
+    };
+  }
+
+  /**
+   * The page cut before the first task whose stored bytes (the lengths of its fields that grow with use, weighed by
+   * one script) would take the page's total past `bound`; the first task always stays. A cut page has more after it, and
+   * its token goes on from its last task with the exclusions counted up to there.
+   */
+  private async withinBytes(scan: PageScan, shard: number, bound: number, withArtifacts: boolean): Promise<PageScan> {
+    const k = this.keys;
+    const keys = scan.page.flatMap((c) =>
+      withArtifacts ? [k.task(shard, c.id), k.artifactChunks(shard, c.id)] : [k.task(shard, c.id)],
+    );
+    const fit = await WEIGH.run(this.redis, {}, { bound, withArtifacts: withArtifacts ? "1" : "" }, keys).catch(
+      storeFailure,
+    );
+    if (fit >= scan.page.length) return scan;
+    const page = scan.page.slice(0, Math.max(1, fit));
+    return {
+      ...scan,
+      page,
+      more: true,
+      last: page.at(-1),
+      excluded: scan.excludedAt?.[page.length - 1] ?? scan.excluded,
     };
   }
 
@@ -708,6 +752,7 @@ export class TaskJournal {
   /** A status-filtered page read from an index of every state: at most LIST_FILTER_READS task states per page. */
   private async walkFiltered(from: PageWalk, shard: number, status: TaskState): Promise<PageScan> {
     const page: Candidate[] = [];
+    const excludedAt: number[] = [];
     const gone: string[] = [];
     let { position, excluded } = from;
     let total = -1;
@@ -727,8 +772,10 @@ export class TaskJournal {
         taken += 1;
         const state = states[i];
         if (state === undefined) gone.push(c.id);
-        else if (state === status) page.push(c);
-        else excluded += 1;
+        else if (state === status) {
+          page.push(c);
+          excludedAt.push(excluded);
+        } else excluded += 1;
       }
       examined += taken;
       position = candidates[taken - 1];
@@ -738,7 +785,7 @@ export class TaskJournal {
         break;
       }
     }
-    return { index: from.index, page, total, more, last: position, excluded, gone };
+    return { index: from.index, page, total, more, last: position, excluded, excludedAt, gone };
   }
 
   /** Each candidate's state, or undefined for a task that is gone. One round trip. */
@@ -773,6 +820,8 @@ interface PageScan {
   /** The position the next page starts after: the last task shown, or (scanning) the last examined. */
   last: Position | undefined;
   excluded: number;
+  /** With a status filter's scan: the exclusions counted when each task of the page was taken (a cut page's token). */
+  excludedAt?: number[];
   gone: string[];
 }
 

@@ -31,6 +31,7 @@ export async function listTasks(call: OperationCall<"ListTasks">): Promise<ListT
       params.statusTimestampAfter === undefined ? undefined : timestampMs(params.statusTimestampAfter),
     profile: call.profile.profile.name,
     includeArtifacts: params.includeArtifacts === true,
+    maxBytes: context.config.server.maxListBytes,
   });
   const view = { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts === true };
   return {

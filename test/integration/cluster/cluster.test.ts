@@ -2,7 +2,7 @@
 // processes; the run queues spread over several masters; accept, blocking wait, resume, cancel, the waiting limit, a
 // stream, a webhook and the reclaim of a run whose actor was killed all work as on one Redis.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CapacityLeases } from "../../../src/journal/index.ts";
+import { CapacityLeases, TaskJournal } from "../../../src/journal/index.ts";
 import { waitFor } from "../actors/harness.ts";
 import { errorInfo, message, rpc } from "../gateway/harness.ts";
 import { artifactText, type Installation, installation, type Running, taskInState } from "../multi/installation.ts";
@@ -135,6 +135,30 @@ describe("on a Redis Cluster", () => {
     for (const wait of await Promise.all(waits)) expect(wait.body.result.task.status.state).toBe("TASK_STATE_CANCELED");
     expect(await leases.count(inst.keys.waiting())).toBe(0);
   }, 20_000);
+
+  test("a ListTasks page is weighed against its byte bound by one script on the client's master", async () => {
+    const { id, key } = clients[1]!;
+    for (let i = 0; i < 3; i++) {
+      const accepted = await rpc(
+        gateway.url,
+        "SendMessage",
+        { message: message(`weighed ${i}`), configuration: { returnImmediately: true } },
+        { key, profile: "echo" },
+      );
+      expect(accepted.status).toBe(200);
+    }
+    const journal = new TaskJournal(inst.redis, inst.keys, {
+      livenessSeconds: 60,
+      dedupSeconds: 60,
+      retryAfterSeconds: 1,
+    });
+    // a bound of one byte: every page holds one task, weighed with its artifacts' keys too when it reads them
+    for (const includeArtifacts of [false, true]) {
+      const page = await journal.list(id, { profile: "echo", pageSize: 10, maxBytes: 1, includeArtifacts });
+      expect(page.records).toHaveLength(1);
+      expect(page.nextPageToken).not.toBe("");
+    }
+  });
 
   test("SendStreamingMessage streams the snapshot, the chunks and the end", async () => {
     for (const client of clients) await streamedEcho(gateway.url, client.key, "streamed over the cluster");

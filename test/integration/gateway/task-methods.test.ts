@@ -76,6 +76,43 @@ describe("GetTask", () => {
 });
 
 describe("ListTasks", () => {
+  test("a page ends before the task that would pass server.maxListBytes; its token goes on from there", async () => {
+    const bounded = await startHarness({
+      server: h.server,
+      profiles: [profile("echo")],
+      env: { A2A_SERVER_MAX_LIST_BYTES: "5000" },
+    });
+    try {
+      await bounded.actor.live();
+      const lister = (await bounded.client({ name: "large tasks" })).key;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const answer = await rpc(
+          bounded.gateway.url,
+          "SendMessage",
+          { message: message("z".repeat(3_000)), configuration: { returnImmediately: true } },
+          { key: lister },
+        );
+        ids.push(answer.body.result.task.id);
+        await Bun.sleep(3);
+      }
+      // each task's history holds a little over 3,000 bytes: one fits in 5,000, two do not
+      const pages: string[][] = [];
+      let pageToken = "";
+      do {
+        const answer = await rpc(bounded.gateway.url, "ListTasks", { pageSize: 10, pageToken }, { key: lister });
+        expect(answer.status).toBe(200);
+        expect(listResponse.Check(answer.body.result)).toBe(true);
+        expect(answer.body.result.totalSize).toBe(3);
+        pages.push(answer.body.result.tasks.map((task: { id: string }) => task.id));
+        pageToken = answer.body.result.nextPageToken;
+      } while (pageToken !== "" && pages.length < 5);
+      expect(pages).toEqual([...ids].reverse().map((id) => [id]));
+    } finally {
+      await bounded.stop();
+    }
+  });
+
   test("newest first, paged by an opaque token, with totalSize; artifacts only when asked", async () => {
     const lister = (await h.client({ name: "lister" })).key;
     const send = async (text: string, contextId: string) =>

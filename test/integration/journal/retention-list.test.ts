@@ -2,7 +2,7 @@
 // terminal and interrupted states, and ListTasks (order, pages, filters, tokens) through TaskJournal.list.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
-import { DueTasks, LIST_FILTER_READS } from "../../../src/journal/index.ts";
+import { DueTasks, LIST_FILTER_READS, type ListQuery } from "../../../src/journal/index.ts";
 import { InvalidParamsError, TASK_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -276,6 +276,110 @@ describe("ListTasks", () => {
     expect(second.records.map((r) => r.id)).toEqual([canceled.taskId]);
     expect(second.nextPageToken).toBe("");
     expect(second.totalSize).toBe(1);
+  });
+
+  describe("maxBytes", () => {
+    /** Every page of a query, followed to its end: the ids of each page, and each page's totalSize. */
+    async function pages(
+      f: JournalFixture,
+      clientId: string,
+      query: Omit<ListQuery, "pageToken">,
+    ): Promise<{ ids: string[][]; totals: number[] }> {
+      const ids: string[][] = [];
+      const totals: number[] = [];
+      let token: string | undefined;
+      do {
+        const page = await f.journal.list(clientId, { ...query, pageToken: token });
+        ids.push(page.records.map((r) => r.id));
+        totals.push(page.totalSize);
+        token = page.nextPageToken === "" ? undefined : page.nextPageToken;
+      } while (token !== undefined && ids.length < 20);
+      return { ids, totals };
+    }
+
+    /** `count` tasks with a message of `size` characters, oldest first, in `contextId` when given. */
+    async function acceptLarge(f: JournalFixture, clientId: string, count: number, size: number, contextId?: string) {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const message = userMessage("x".repeat(size), contextId ? { contextId } : {});
+        ids.push((await f.journal.accept({ clientId, profile: PROFILE, profileQuota: 0, message })).taskId);
+        await Bun.sleep(2);
+      }
+      return ids;
+    }
+
+    test("a page ends before the task that would pass the bound, and its token goes on from there", async () => {
+      const f = journalFixture(server);
+      const clientId = await liveClient(f);
+      const ids = await acceptLarge(f, clientId, 7, 3_000);
+      // each task's history holds a little over 3,000 bytes: two fit in 7,000, a third does not
+      const { ids: listed, totals } = await pages(f, clientId, { profile: PROFILE, pageSize: 10, maxBytes: 7_000 });
+      expect(listed.map((page) => page.length)).toEqual([2, 2, 2, 1]);
+      expect(listed.flat()).toEqual([...ids].reverse());
+      expect(totals).toEqual([7, 7, 7, 7]);
+      // without the bound, or with one the client's whole store fits in, one page holds them all
+      for (const maxBytes of [undefined, 0, 1_000_000]) {
+        const page = await f.journal.list(clientId, { profile: PROFILE, pageSize: 10, maxBytes });
+        expect(page.records.length).toBe(7);
+        expect(page.nextPageToken).toBe("");
+      }
+    });
+
+    test("a task larger than the bound is a page of its own", async () => {
+      const f = journalFixture(server);
+      const clientId = await liveClient(f);
+      const ids = await acceptLarge(f, clientId, 3, 5_000);
+      const { ids: listed } = await pages(f, clientId, { profile: PROFILE, pageSize: 10, maxBytes: 1_000 });
+      expect(listed).toEqual([...ids].reverse().map((id) => [id]));
+    });
+
+    test("artifacts count only when the page reads them", async () => {
+      const f = journalFixture(server);
+      const clientId = await liveClient(f);
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const task = await acceptTask(f, clientId);
+        const claim = await claimTask(f, task);
+        const artifact = { artifactId: `a-${i}`, parts: [{ text: "y".repeat(4_000) }] };
+        expect((await emitArtifact(f, claim, task, artifact)).ok).toBe(true);
+        ids.push(task.taskId);
+        await Bun.sleep(2);
+      }
+      const query = { profile: PROFILE, pageSize: 10, maxBytes: 9_000 };
+      const without = await pages(f, clientId, query);
+      expect(without.ids).toEqual([[...ids].reverse()]);
+      const withArtifacts = await pages(f, clientId, { ...query, includeArtifacts: true });
+      expect(withArtifacts.ids.map((page) => page.length)).toEqual([2, 2]);
+      expect(withArtifacts.ids.flat()).toEqual([...ids].reverse());
+    });
+
+    test("a status filter's scan cut by the bound counts only the exclusions before the cut", async () => {
+      const f = journalFixture(server);
+      const clientId = await liveClient(f);
+      // in one context, by status timestamp, oldest first: COMPLETED, WORKING, COMPLETED, WORKING, …: the scan for
+      // COMPLETED, newest first, excludes a WORKING task before each match
+      const ids = await acceptLarge(f, clientId, 6, 3_000, "ctx-big");
+      const done: string[] = [];
+      for (const [i, taskId] of ids.entries()) {
+        const task = { clientId, taskId, contextId: "ctx-big" };
+        await move(f, await claimTask(f, task), task, i % 2 === 0 ? "TASK_STATE_COMPLETED" : "TASK_STATE_WORKING");
+        if (i % 2 === 0) done.push(taskId);
+        await Bun.sleep(2);
+      }
+      const query = {
+        profile: PROFILE,
+        pageSize: 10,
+        contextId: "ctx-big",
+        status: "TASK_STATE_COMPLETED" as const,
+        maxBytes: 7_000,
+      };
+      const { ids: listed, totals } = await pages(f, clientId, query);
+      expect(listed.flat()).toEqual([...done].reverse());
+      expect(listed.map((page) => page.length)).toEqual([2, 1]);
+      // an upper bound until the scan reaches the end, exact there: the first page's token counts the two WORKING
+      // tasks before its cut, not the one after it, which the next page examines and counts
+      expect(totals).toEqual([4, 3]);
+    });
   });
 
   test("each status change moves a task between state indexes, and its deletion takes it out", async () => {

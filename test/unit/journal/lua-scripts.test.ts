@@ -106,7 +106,7 @@ function negativeCodes(text: string, pattern: RegExp): number[] {
 test("every script file is registered with the loader, which serves it with its includes expanded", () => {
   expect(files).toContain("accept-15.lua");
   for (const file of files) {
-    const name = file.replace(/-\d+\.lua$/, "") as ScriptName;
+    const name = file.replace(/-(\d+|n)\.lua$/, "") as ScriptName;
     const source = readFileSync(new URL(file, dir), "utf8");
     expect(scriptSource(name)).toBe(expandIncludes(source));
     expect(scriptSource(name)).not.toContain("@include");
@@ -145,18 +145,23 @@ describe.each(files)("%s", (file) => {
   const body = derived ? withoutFunction(whole, derived.fn).rest : whole;
   const used = included.filter((fn) => new RegExp(`\\b${fn.name}\\(`).test(body));
 
+  // a `-n.lua` script takes as many keys as its call passes, and reaches them by a loop's index
+  const variadic = file.endsWith("-n.lua");
+
   test("the header documents every KEYS the file name counts, and a Returns section", () => {
+    if (variadic) expect(header).toContain("KEYS[1..n]");
     for (let i = 1; i <= keys; i++) expect(header).toContain(`KEYS[${i}]`);
-    expect(header).not.toContain(`KEYS[${keys + 1}]`);
+    if (!variadic) expect(header).not.toContain(`KEYS[${keys + 1}]`);
     expect(returns.startsWith("Returns:")).toBe(true);
   });
 
   test("every key is reached through KEYS[1..n], never built from strings", () => {
     const indexes = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
+    if (variadic) expect(indexes).toEqual([]);
     for (const index of indexes) expect(index).toBeLessThanOrEqual(keys);
     for (const call of body.matchAll(/redis\.call\('(\w+)'(?:,\s*([^,)]+))?/g)) {
       if (call[1] === "TIME" || call[1] === "PUBLISH") continue;
-      expect(`${call[1]} ${call[2]}`).toMatch(/^\w+ KEYS\[\d+\]$/);
+      expect(`${call[1]} ${call[2]}`).toMatch(variadic ? /^\w+ KEYS\[i(?: \+ 1)?\]$/ : /^\w+ KEYS\[\d+\]$/);
     }
     for (const fn of used) {
       for (const call of body.matchAll(new RegExp(`\\b${fn.name}\\(([^)]*)\\)`, "g"))) {

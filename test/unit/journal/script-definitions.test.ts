@@ -51,9 +51,9 @@ function headerKeys(file: string): string[] {
 
 test("each script file has exactly one definition, whose keys are its header's, in order", async () => {
   const all = await definitions();
-  expect(all.map((d): string => d.name).sort()).toEqual(luaFiles.map((f) => f.replace(/-\d+\.lua$/, "")).sort());
+  expect(all.map((d): string => d.name).sort()).toEqual(luaFiles.map((f) => f.replace(/-(\d+|n)\.lua$/, "")).sort());
   for (const file of luaFiles) {
-    const definition = all.find((d) => d.name === file.replace(/-\d+\.lua$/, ""));
+    const definition = all.find((d) => d.name === file.replace(/-(\d+|n)\.lua$/, ""));
     expect({ file, keys: definition?.keys }).toEqual({ file, keys: headerKeys(file) });
   }
 });
@@ -71,6 +71,23 @@ test("each definition's code tables name every negative code its script document
 test("a definition with another number of keys than its file name says is refused at load", () => {
   expect(() => defineScript({ name: "lease", keys: ["a", "b"], args: [], decode: () => 0 })).toThrow(
     "script lease takes 1 keys, its definition names 2",
+  );
+});
+
+test("a script with as many keys as its call passes (-n.lua) sends their count, the keys, then its arguments", async () => {
+  const { WEIGH } = await import("../../../src/journal/lua/weigh.ts");
+  expect(WEIGH.argv({}, { bound: 5000, withArtifacts: "1" }, ["task:a", "chunks:a"])).toEqual([
+    2,
+    "task:a",
+    "chunks:a",
+    5000,
+    "1",
+  ]);
+  expect(() => defineScript({ name: "weigh", keys: ["task"], args: [], variadicKeys: true, decode: () => 0 })).toThrow(
+    "script weigh takes n keys, its definition names 1",
+  );
+  expect(() => defineScript({ name: "lease", keys: [], args: [], variadicKeys: true, decode: () => 0 })).toThrow(
+    "script lease takes 1 keys, its definition names 0",
   );
 });
 
