@@ -64,6 +64,13 @@ export const ServerSchema = Type.Object(
     maxStreamsPerClient: integer("Open streams of one client, across all gateways.", 64),
     maxStreamsPerInstallation: integer("Open streams in the whole installation, across all gateways.", 10_000),
     maxBodyBytes: integer("Largest accepted HTTP request body, in bytes.", 1_048_576),
+    maxHistoryBytes: integer(
+      "Largest history a task may have, in bytes of its stored messages: a follow-up that would take it past this is " +
+        "refused (JSON-RPC -32602, reason TASK_HISTORY_LIMIT_EXCEEDED) and the client starts a new task, whose " +
+        "referenceTaskIds may name this one. Each follow-up costs Redis a copy of the history, and every answer that " +
+        "returns the task carries it. An agent's own messages are counted but never refused.",
+      8_388_608,
+    ),
     maxListBytes: integer(
       "Most bytes of history (and with includeArtifacts, of artifacts) one ListTasks page reads and answers with: the " +
         "page ends before the task that would pass it (it always holds one task) and its nextPageToken goes on from " +

@@ -121,6 +121,7 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
     dedupSeconds: config.redis.dedupSeconds,
     retryAfterSeconds,
     maxPushConfigsPerTask: config.push.maxConfigsPerTask,
+    maxHistoryBytes: config.server.maxHistoryBytes,
     clients: config.clients,
     ack: { replicas: config.redis.ackReplicas, timeoutMs: config.redis.ackTimeoutMs },
   });

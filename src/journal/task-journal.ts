@@ -35,6 +35,8 @@ export interface JournalSettings {
   retryAfterSeconds: number;
   /** Push notification configs one task may hold (default 10). */
   maxPushConfigsPerTask?: number;
+  /** The largest history (bytes of its messages' JSON) a follow-up may give a task (absent or 0: none). */
+  maxHistoryBytes?: number;
   /** The per-client limits that apply when a client record sets none (the `clients` section; absent = none). */
   clients?: Partial<ClientDefaults>;
   /** Replicas that must confirm each acknowledged write, and for how long to wait (redis.ackReplicas; absent = 0). */
@@ -428,6 +430,7 @@ export class TaskJournal {
           profileMaxStoredBytes: input.profileMaxStoredBytes ?? 0,
           contextId,
           traceContext: input.traceContext ?? "",
+          maxHistoryBytes: this.settings.maxHistoryBytes ?? 0,
         },
       );
     } catch (error) {
@@ -435,6 +438,13 @@ export class TaskJournal {
     }
     if (!reply.ok) {
       switch (reply.code) {
+        case "historyLimit":
+          throw new InvalidParamsError(
+            `The task's history would pass its limit of ${this.settings.maxHistoryBytes ?? 0} bytes; start a new task ` +
+              "(its referenceTaskIds may name this one)",
+            [{ field: "message", description: "the task's history is full" }],
+            "TASK_HISTORY_LIMIT_EXCEEDED",
+          );
         case "messageIdReused":
           throw new MessageIdReusedError(message.messageId);
         case "taskNotFound":

@@ -22,6 +22,7 @@
     ARGV[17] the profile's stored-bytes budget (bytes, 0 = none)
     ARGV[18] the context id of the message (and of KEYS[17]): the task's own, or the message is refused
     ARGV[19] the follow-up request's W3C Trace Context (JSON carrier, or ""), kept on the run for its worker
+    ARGV[20] the largest history the follow-up may give the task (bytes of its JSON, 0 = none)
 
   Returns: {1, taskId, rev} resumed ({1, taskId, rev, fields} with ARGV[8] = "1": the task after the write, HGETALL);
            {0, taskId} same messageId and content seen before in this profile (nothing written);
@@ -29,7 +30,7 @@
            -5 client unknown or revoked; -6 no such task for this client; -7 task is terminal;
            -8 task is not waiting for input (submitted or working); -9 the task has as many push configs as allowed;
            -10 the client's stored bytes would pass its budget; -11 the profile's stored bytes would pass its budget;
-           -12 the message's contextId is not the task's
+           -12 the message's contextId is not the task's; -13 the history would pass ARGV[20]
 ]]
 -- @include "clock"
 -- @include "task-states"
@@ -94,6 +95,10 @@ local message = ARGV[6]
 local event = '{"statusUpdate":{"taskId":"' .. ARGV[4] .. '","contextId":' .. cjson.encode(task[6]) .. ',"status":'
   .. ARGV[7] .. '}}'
 local hist = task[4]
+local maxHistory = tonumber(ARGV[20])
+if maxHistory > 0 and appendedLength(hist, message) > maxHistory then
+  return -13
+end
 local taskBytes = appendedLength(hist, message) - #hist + #ARGV[7] - redis.call('HSTRLEN', KEYS[6], 'st') + pushBytes
 local journalBytes = #event
 if overBudget(KEYS[16], 'client:' .. ARGV[5], tonumber(client[3] or ARGV[16]), taskBytes + journalBytes) then

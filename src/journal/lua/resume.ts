@@ -17,6 +17,7 @@ export const RESUME_CODES = {
   [-10]: "clientStorage",
   [-11]: "profileStorage",
   [-12]: "otherContext",
+  [-13]: "historyLimit",
 } as const;
 
 export type ResumeReply =
@@ -47,6 +48,7 @@ export const RESUME = defineScript({
     "profileMaxStoredBytes",
     "contextId",
     "traceContext",
+    "maxHistoryBytes",
   ],
   decode(reply): ResumeReply {
     if (!Array.isArray(reply)) return { ok: false, code: codeMeaning("resume", RESUME_CODES, reply) };

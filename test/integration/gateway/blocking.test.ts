@@ -84,6 +84,34 @@ test("INPUT_REQUIRED ends the wait; the follow-up with taskId resumes the same t
   expect(answer.history[1]).toMatchObject({ taskId: asked.id, contextId: asked.contextId });
 });
 
+test("a follow-up past server.maxHistoryBytes is -32602 TASK_HISTORY_LIMIT_EXCEEDED; one that fits resumes", async () => {
+  const bounded = await startHarness({ server: h.server, env: { A2A_SERVER_MAX_HISTORY_BYTES: "3000" } });
+  try {
+    await bounded.actor.live();
+    const client = await bounded.client();
+    const first = rpc(bounded.gateway.url, "SendMessage", { message: message("book a flight") }, { key: client.key });
+    const claim = await bounded.actor.takeOne({ clientId: client.id });
+    await bounded.actor.move(claim, "TASK_STATE_INPUT_REQUIRED", { text: "From where to where?" });
+    const asked = (await first).body.result.task;
+    const followUp = (text: string) =>
+      rpc(
+        bounded.gateway.url,
+        "SendMessage",
+        { message: message(text, { taskId: asked.id }), configuration: { returnImmediately: true } },
+        { key: client.key },
+      );
+    const refused = await followUp("o".repeat(3_000));
+    expect(refused.body.error.code).toBe(-32602);
+    expect(errorInfo(refused).reason).toBe("TASK_HISTORY_LIMIT_EXCEEDED");
+    const task = await rpc(bounded.gateway.url, "GetTask", { id: asked.id }, { key: client.key });
+    expect(task.body.result.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const taken = await followUp("Oslo to Rome");
+    expect(taken.body.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+  } finally {
+    await bounded.stop();
+  }
+});
+
 test("a client that goes away gives its waiting slot back before the deadline", async () => {
   const client = await h.client();
   const controller = new AbortController();

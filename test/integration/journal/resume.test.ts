@@ -251,6 +251,28 @@ describe("resume", () => {
     expect((error as InvalidParamsError).violations[0]?.field).toBe("message.contextId");
   });
 
+  test("-13: a follow-up past the task's history limit is TASK_HISTORY_LIMIT_EXCEEDED and nothing is written", async () => {
+    const f = journalFixture(server, { maxHistoryBytes: 2_000 });
+    const clientId = await liveClient(f);
+    const task = await interrupted(f, clientId);
+    const followUp = (text: string) =>
+      f.journal.resume({
+        clientId,
+        profile: PROFILE,
+        profileQuota: 0,
+        taskId: task.taskId,
+        message: userMessage(text, { contextId: task.contextId }),
+      });
+    const error = await expectUnchanged(f, () => followUp("x".repeat(2_000)));
+    expect(error).toBeInstanceOf(InvalidParamsError);
+    expect(error).toMatchObject({ reason: "TASK_HISTORY_LIMIT_EXCEEDED" });
+    // a follow-up that fits is taken, and the history then holds both messages within the limit
+    expect((await followUp("y".repeat(500))).created).toBe(true);
+    const history = await f.redis.hget(f.keys.task(0, task.taskId), "hist");
+    expect(JSON.parse(history ?? "[]")).toHaveLength(2);
+    expect(history?.length).toBeLessThanOrEqual(2_000);
+  });
+
   test("{1, taskId, rev, fields}: asked for the task, the reply carries it as written (one round trip, no read after)", async () => {
     const f = journalFixture(server);
     const clientId = await liveClient(f);

@@ -74,6 +74,7 @@ describe("defaults", () => {
       maxStreamsPerClient: 64,
       maxStreamsPerInstallation: 10_000,
       maxBodyBytes: 1_048_576,
+      maxHistoryBytes: 8_388_608,
       maxListBytes: 8_388_608,
       maxJsonDepth: 32,
       maxPendingAuthentications: 512,
