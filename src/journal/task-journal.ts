@@ -627,7 +627,7 @@ export class TaskJournal {
     const stateIndexes = () => k.stateTaskIndexes(shard, clientId, query.profile);
     // the client's stored bytes, asked alongside the walk: a client that stores less than the bound cannot pass it
     const bound = query.maxBytes ?? 0;
-    // (never rejects: a failed read counts as over the bound, and the sizes' own read then reports the failure)
+    // (never rejects: a failed read counts as over the bound, and the weighing's own call then reports the failure)
     const clientBytes =
       bound > 0
         ? this.redis.hget(k.bytes(shard), `client:${clientId}`).then(
