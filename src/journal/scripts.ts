@@ -119,14 +119,13 @@ export class UnexpectedScriptReplyError extends Error {
 /**
  * How a script is called: its KEYS and its ARGV by name, each list in the order of the script's header (written here
  * once), and the decoder of its reply. A script that takes a variable number of values after its named arguments
- * (transition's events) gets them as the call's `rest`; one whose keys are as many as the call has (`-n.lua`, with
- * `variadicKeys` and no named keys) gets its keys as the call's `rest`, before its arguments.
+ * (transition's events) gets them as the call's `rest`; one whose keys are as many as the call has (a `-n.lua` file,
+ * whose definition names no keys) gets its keys as the call's `rest`, before its arguments.
  */
 export interface ScriptDefinition<K extends string, A extends string, R> {
   readonly name: ScriptName;
   readonly keys: readonly K[];
   readonly args: readonly A[];
-  readonly variadicKeys?: boolean;
   readonly decode: (reply: ScriptReply) => R;
 }
 
@@ -165,8 +164,8 @@ export function defineScript<const K extends string, const A extends string, R>(
 ): Script<K, A, R> {
   const { name, keys: keyNames, args: argNames, decode } = definition;
   const numberOfKeys = keyCountOf(SCRIPT_FILES[name]);
-  const variadic = definition.variadicKeys === true;
-  if (variadic ? numberOfKeys !== undefined || keyNames.length > 0 : keyNames.length !== numberOfKeys) {
+  const variadic = numberOfKeys === undefined;
+  if (variadic ? keyNames.length > 0 : keyNames.length !== numberOfKeys) {
     throw new Error(`script ${name} takes ${numberOfKeys ?? "n"} keys, its definition names ${keyNames.length}`);
   }
   const command = `a2a_${name}`;

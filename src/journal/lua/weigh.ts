@@ -6,6 +6,5 @@ export const WEIGH = defineScript({
   name: "weigh",
   keys: [],
   args: ["bound", "withArtifacts"],
-  variadicKeys: true,
   decode: (reply) => replyNumber("weigh", reply),
 });

@@ -83,10 +83,10 @@ test("a script with as many keys as its call passes (-n.lua) sends their count, 
     5000,
     "1",
   ]);
-  expect(() => defineScript({ name: "weigh", keys: ["task"], args: [], variadicKeys: true, decode: () => 0 })).toThrow(
+  expect(() => defineScript({ name: "weigh", keys: ["task"], args: [], decode: () => 0 })).toThrow(
     "script weigh takes n keys, its definition names 1",
   );
-  expect(() => defineScript({ name: "lease", keys: [], args: [], variadicKeys: true, decode: () => 0 })).toThrow(
+  expect(() => defineScript({ name: "lease", keys: [], args: [], decode: () => 0 })).toThrow(
     "script lease takes 1 keys, its definition names 0",
   );
 });
