@@ -17,6 +17,7 @@ export {
   type InterruptState,
   type LlmClient,
   type NamedHandler,
+  OutputLimitError,
   type ProfileTools,
   RunAbortedError,
   type Tool,

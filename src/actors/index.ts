@@ -67,7 +67,7 @@ export { CONTENT_CHECK_FAILED, ContentCheckFailure, judgeOutput, profileGuardrai
 export { type RestartDecision, RestartPolicy } from "./restart-policy.ts";
 export { DEAD_LETTER_RETENTION_SECONDS, type RetentionReport } from "./retention.ts";
 export { GENERIC_FAILURE, timeLimitFailure } from "./run-executor.ts";
-export { LeaseLostError, RunWriter } from "./run-writer.ts";
+export { LeaseLostError, OutputLimitError, outputLimitFailure, RunWriter } from "./run-writer.ts";
 export { liveWorkers, readStatus, type StatusReport, statusExitCode, type WorkerStatus } from "./status.ts";
 export { formatStatus } from "./status-format.ts";
 export { type ActorStart, runSupervisor, type SupervisorOptions } from "./supervisor.ts";

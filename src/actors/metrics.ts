@@ -13,6 +13,7 @@ export type RunOutcome =
   | "failed"
   | "canceled"
   | "timeout"
+  | "output_limit"
   | "exhausted"
   | "unavailable"
   | "lost"

@@ -30,7 +30,7 @@ import { LeaseKeeper } from "./lease-keeper.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { ContentCheckFailure, profileGuardrails } from "./output-check.ts";
 import { RunTrace } from "./run-trace.ts";
-import { LeaseLostError, RunWriter } from "./run-writer.ts";
+import { LeaseLostError, outputLimitFailure, RunWriter } from "./run-writer.ts";
 
 export interface ExecutorOptions {
   /** The connection the executor reads tasks and runs' trace contexts on (the ledger writes on its own). */
@@ -105,6 +105,7 @@ function outcomeOf(reason: AbortReason | undefined, failure: unknown, outcome: O
   if (reason === "cancel") return "canceled";
   if (reason === "lost") return "lost";
   if (reason === "timeout") return "timeout";
+  if (reason === "output") return "output_limit";
   if (failure !== undefined || outcome.kind !== "returned") return "failed";
   const state = outcome.value?.state ?? "TASK_STATE_COMPLETED";
   return state === "TASK_STATE_INPUT_REQUIRED"
@@ -331,7 +332,12 @@ export class RunExecutor {
       record.artifacts,
       profile ?? { retentionSeconds: 86_400, journalRetentionSeconds: 0, inputTimeoutSeconds: 86_400 },
       () => this.abort(control, "lost"),
-      { stepIntervalMs: profile?.artifactWriteIntervalMs ?? 0, signal: control.controller.signal },
+      {
+        stepIntervalMs: profile?.artifactWriteIntervalMs ?? 0,
+        signal: control.controller.signal,
+        onOutputLimit: () => this.abort(control, "output"),
+        maxTaskBytes: config.worker.maxTaskBytes,
+      },
     );
     // the leg's end acknowledges its queue entry in its own step (and may claim the next run); an exhausted run's entry
     // is dead-lettered instead
@@ -494,6 +500,11 @@ export class RunExecutor {
       const seconds = profile.runTimeoutSeconds;
       await writer.status("TASK_STATE_FAILED", { text: timeLimitFailure(seconds) });
       log.warn({ runTimeoutSeconds: seconds }, "time limit exceeded: handler aborted, task failed");
+    } else if (control.reason === "output") {
+      // the step that reached the limit may have been the leg's end, which the writer then wrote as this failure
+      const { maxTaskBytes } = this.o.config.worker;
+      if (!writer.ended) await writer.status("TASK_STATE_FAILED", { text: outputLimitFailure(maxTaskBytes) });
+      log.warn({ maxTaskBytes }, "size limit reached: the agent's output was refused, task failed");
     } else if (failure !== undefined) {
       await this.fail(failure, writer, sink, log);
     }

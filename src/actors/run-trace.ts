@@ -27,7 +27,13 @@ const OUTCOME_STATES: Partial<Record<RunOutcome, string>> = {
 };
 
 /** Outcomes of a leg that are a failure of the run (the others are the task's own answer or a hand-over). */
-const FAILED_OUTCOMES: ReadonlySet<RunOutcome> = new Set(["failed", "timeout", "exhausted", "unavailable"]);
+const FAILED_OUTCOMES: ReadonlySet<RunOutcome> = new Set([
+  "failed",
+  "timeout",
+  "output_limit",
+  "exhausted",
+  "unavailable",
+]);
 
 export class RunTrace {
   private constructor(private readonly span: Span | undefined) {}

@@ -47,6 +47,23 @@ export interface StatusOptions {
 /** Unwritten artifact text (bytes of update JSON) past which `room()` makes a streaming handler wait. */
 export const BACKLOG_HIGH_WATER_BYTES = 256 * 1024;
 
+/** Thrown at a write asked for after the task reached worker.maxTaskBytes: its content is not stored. */
+export class OutputLimitError extends Error {
+  override readonly name = "OutputLimitError";
+  constructor() {
+    super("the task reached its size limit (worker.maxTaskBytes); this output is not stored");
+  }
+}
+
+/** The failure of a task whose agent's output would have taken it past worker.maxTaskBytes. */
+export function outputLimitFailure(maxTaskBytes: number | undefined): string {
+  const limit = maxTaskBytes ? ` of ${maxTaskBytes} bytes` : "";
+  return (
+    `The agent's output would have taken this task past its size limit${limit}: the task failed and keeps what ` +
+    "was stored before"
+  );
+}
+
 /** The failure of a task that would have waited for input past its client's limit. */
 export const INTERRUPTED_LIMIT_FAILURE =
   "The task needed more input, but this client already has as many tasks waiting for input as it may " +
@@ -70,6 +87,13 @@ export interface RunWriterOptions {
   stepIntervalMs?: number | undefined;
   /** The run's abort signal: once it fires, nothing waits for the interval any more. */
   signal?: AbortSignal | undefined;
+  /**
+   * Called once when a step's content was refused at the task's size limit (worker.maxTaskBytes): the leg must stop
+   * (the executor aborts the handler with reason "output" and fails the task). `maxTaskBytes` names the limit in the
+   * failure's message.
+   */
+  onOutputLimit?: (() => void) | undefined;
+  maxTaskBytes?: number | undefined;
 }
 
 /** A status change waiting for its step. */
@@ -117,6 +141,16 @@ function merged(last: ArtifactUpdate | undefined, next: ArtifactUpdate): Artifac
 
 export class RunWriter {
   private lostReason: string | undefined;
+  /**
+   * Set once a step's content was refused at the task's size limit: from then on no content is written (artifact
+   * updates are refused, a status keeps its text but goes without its history message and without the artifact
+   * list), so the leg's end can still be written.
+   */
+  outputLimited = false;
+  /** Set once a step that ends the leg (terminal or interrupted) is written. */
+  ended = false;
+  private readonly onOutputLimit: (() => void) | undefined;
+  private readonly maxTaskBytes: number | undefined;
   private readonly list: ArtifactList;
   private pending: Pending | undefined;
   private inFlight: Promise<void> | undefined;
@@ -154,6 +188,8 @@ export class RunWriter {
   ) {
     this.list = new ArtifactList(artifacts);
     this.stepIntervalMs = options.stepIntervalMs ?? 0;
+    this.onOutputLimit = options.onOutputLimit;
+    this.maxTaskBytes = options.maxTaskBytes;
     const { signal } = options;
     if (this.stepIntervalMs > 0 && signal) {
       // a canceled, timed-out, drained or lost run writes its end (or is refused) at once, and leaves no timer behind
@@ -215,6 +251,7 @@ export class RunWriter {
 
   /** An artifact update, applied to the list the way a client applies it. Resolves when it is written. */
   artifact(artifact: Artifact, options: { append?: boolean; lastChunk?: boolean } = {}): Promise<void> {
+    if (this.outputLimited && this.lostReason === undefined) return Promise.reject(new OutputLimitError());
     const update: ArtifactUpdate = { ...this.task, artifact };
     if (options.append) update.append = true;
     if (options.lastChunk) update.lastChunk = true;
@@ -340,9 +377,17 @@ export class RunWriter {
   private async send(step: Pending): Promise<void> {
     try {
       if (this.lostReason !== undefined) throw new LeaseLostError(this.lostReason);
+      if (this.outputLimited) this.limitOutput(step);
+      // nothing left to write: the step held content only (its promises reject, as every later artifact's does)
+      if (this.outputLimited && !step.start && !step.status) throw new OutputLimitError();
       let result = await this.ledger.transition(this.transitionOf(step));
+      if (!result.ok && result.reason === "output-limit") {
+        this.limitOutput(step);
+        if (!step.start && !step.status) throw new OutputLimitError();
+        result = await this.ledger.transition(this.transitionOf(step));
+      }
       if (!result.ok && result.reason === "interrupted-limit" && step.status) {
-        step.status = this.failedInsteadOfWaiting(step.status);
+        step.status = this.failedInstead(step.status, INTERRUPTED_LIMIT_FAILURE);
         result = await this.ledger.transition(this.transitionOf(step));
       }
       if (!result.ok) {
@@ -350,6 +395,7 @@ export class RunWriter {
         this.onLost(result.reason);
         throw new LeaseLostError(result.reason);
       }
+      if (step.status && (TERMINAL.has(step.status.state) || INTERRUPTED.has(step.status.state))) this.ended = true;
       if (result.acked) {
         this.acked = { oldestDeferred: result.oldestDeferred ?? null };
         if (result.next) this.chain?.started(result.next);
@@ -362,14 +408,36 @@ export class RunWriter {
   }
 
   /**
-   * The client already has as many tasks waiting for input as its limit allows (clients.maxInterruptedTasks), which
-   * it reached after this task was accepted: the task fails with a message saying so instead of waiting.
+   * The task reached its size limit (worker.maxTaskBytes) with this step: from now on no content is written. The step
+   * keeps its start and its status without their content; a status that ends the leg becomes the failure (the
+   * handler's result would describe output that was not stored). The executor is told once, and stops the leg.
    */
-  private failedInsteadOfWaiting(write: StatusWrite): StatusWrite {
+  private limitOutput(step: Pending): void {
+    const first = !this.outputLimited;
+    this.outputLimited = true;
+    step.updates = [];
+    const { status } = step;
+    // (a failure stays as it is: the executor's own, after the limit, says why)
+    if (
+      status &&
+      status.state !== "TASK_STATE_FAILED" &&
+      (TERMINAL.has(status.state) || INTERRUPTED.has(status.state))
+    ) {
+      step.status = this.failedInstead(status, outputLimitFailure(this.maxTaskBytes));
+    }
+    if (first) this.onOutputLimit?.();
+  }
+
+  /**
+   * The task fails with `text` instead of the step's end: the client already has as many tasks waiting for input as
+   * its limit allows (clients.maxInterruptedTasks), which it reached after this task was accepted, or the end's
+   * content would have passed the task's size limit.
+   */
+  private failedInstead(write: StatusWrite, text: string): StatusWrite {
     const status: TaskStatus = {
       state: "TASK_STATE_FAILED",
       timestamp: new Date().toISOString(),
-      message: this.agentMessage(INTERRUPTED_LIMIT_FAILURE),
+      message: this.agentMessage(text),
     };
     return {
       ...write,
@@ -382,7 +450,8 @@ export class RunWriter {
 
   /** One transition: the step's artifact updates, then its status change; a run's end compacts the artifact list. */
   private transitionOf(step: Pending): TransitionInput {
-    const events: StreamResponse[] = step.updates.map((artifactUpdate) => ({ artifactUpdate }));
+    const limited = this.outputLimited;
+    const events: StreamResponse[] = limited ? [] : step.updates.map((artifactUpdate) => ({ artifactUpdate }));
     const common = {
       claim: this.claim,
       retentionSeconds: this.retention.retentionSeconds,
@@ -407,8 +476,8 @@ export class RunWriter {
       status: status.status,
       event: status.event,
       artifactEvents: events,
-      historyMessage: status.historyMessage,
-      ...(status.artifacts ? { artifacts: status.artifacts } : {}),
+      historyMessage: limited ? undefined : status.historyMessage,
+      ...(status.artifacts && !limited ? { artifacts: status.artifacts } : {}),
       ...(status.ack ? { ackEntry: this.claim.entryId, next: this.chain?.request() } : {}),
     };
   }

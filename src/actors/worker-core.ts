@@ -65,6 +65,7 @@ export class WorkerCore {
     this.ledger = new RunLedger(this.redis, this.keys, {
       maxRunningTasks: config.clients.maxRunningTasks,
       maxInterruptedTasks: config.clients.maxInterruptedTasks,
+      maxTaskBytes: config.worker.maxTaskBytes,
     });
     this.executor = new RunExecutor({
       redis: this.redis,

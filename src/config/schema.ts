@@ -68,7 +68,7 @@ export const ServerSchema = Type.Object(
       "Largest history a task may have, in bytes of its stored messages: a follow-up that would take it past this is " +
         "refused (JSON-RPC -32602, reason TASK_HISTORY_LIMIT_EXCEEDED) and the client starts a new task, whose " +
         "referenceTaskIds may name this one. Each follow-up costs Redis a copy of the history, and every answer that " +
-        "returns the task carries it. An agent's own messages are counted but never refused.",
+        "returns the task carries it. An agent's own messages are counted, and bounded by worker.maxTaskBytes.",
       8_388_608,
     ),
     maxListBytes: integer(
@@ -139,6 +139,15 @@ export const WorkerSchema = Type.Object(
     heartbeatSeconds: integer("Interval between actor heartbeats; must be lower than livenessSeconds.", 5),
     leaseSeconds: integer("A run whose lease is not renewed for this long is reclaimed and retried.", 30),
     maxAttempts: integer("Executions of one run, the first included, before it fails with a reason.", 3),
+    maxTaskBytes: integer(
+      "Largest a task's stored values (history, status, artifacts, metadata and push configs) may grow to by its " +
+        "agent's output, in bytes. A run whose artifacts or messages would take the task past this stops: its handler " +
+        'is aborted (reason "output") and the task fails with a message saying so, keeping what was stored before. ' +
+        "Every answer that returns the task carries it whole, so this bounds what one GetTask or stream makes a " +
+        "gateway read. 0 = no limit (the client's storage budget still applies).",
+      33_554_432,
+      0,
+    ),
     actors: integer("Actor processes the supervisor (work) starts.", 2),
     concurrency: integer("Runs one actor executes at once.", 8),
     drainSeconds: integer("On SIGTERM, how long actors may finish their current runs before they are stopped.", 20, 0),

@@ -95,6 +95,12 @@ export interface LedgerSettings {
    * step that would interrupt one more task is refused ("interrupted-limit") and the writer fails the task instead.
    */
   maxInterruptedTasks?: number;
+  /**
+   * The largest a task's stored values may grow to by its agent's output (worker.maxTaskBytes; 0 or absent = no
+   * limit): a step whose artifacts or history message would take the task past it is refused ("output-limit") and
+   * the writer fails the task instead, keeping what was stored before.
+   */
+  maxTaskBytes?: number;
 }
 
 /**
@@ -251,6 +257,7 @@ export class RunLedger {
         clientMaxRunningTasks: next ? this.maxRunningTasks : "",
         keyPrefix: next ? k.prefix : "",
         nextShards: next ? next.shards.join(",") : "",
+        maxTaskBytes: this.settings.maxTaskBytes ?? 0,
         artifactCount: artifactEvents.length,
       },
       statusEvent.length === 0 ? artifactEvents : [...artifactEvents, ...statusEvent],

@@ -105,7 +105,7 @@ export class HandlerFailure extends Error {
 }
 
 /** Why a run's signal fired. */
-export type AbortReason = "cancel" | "lost" | "drain" | "timeout";
+export type AbortReason = "cancel" | "lost" | "drain" | "timeout" | "output";
 
 export class RunAbortedError extends Error {
   override readonly name = "RunAbortedError";

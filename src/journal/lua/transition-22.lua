@@ -50,8 +50,10 @@
     ARGV[16] the next claim's lease (ms)   ARGV[17] max attempts
     ARGV[18] the client's running-run limit when its record has none (0 = none)
     ARGV[19] the installation's key prefix   ARGV[20] the shards to read, in order ("0", "1,0", …)
-    ARGV[21] n, the number of artifact events    ARGV[22 .. 21+n] artifact events (StreamResponse JSON), in order
-    ARGV[22+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
+    ARGV[21] the largest a task's stored values (its `bytes`) may grow to by a step that stores content (artifact
+             events, the whole artifact list, a history message), 0 = no limit; a step without content always passes
+    ARGV[22] n, the number of artifact events    ARGV[23 .. 22+n] artifact events (StreamResponse JSON), in order
+    ARGV[23+n] the status event (StreamResponse JSON), when ARGV[2] is not ""
 
   Publishes: on ARGV[9], "<taskId> <state> <rev>" for every new state; before it, for a run with a `w` at a step that
   ends the leg, on ARGV[9] .. ":" .. gatewayId: "<w> <taskId> " .. JSON [HGETALL of the task (flat), the chunk
@@ -63,7 +65,8 @@
            an entry without run or task fields is left pending, as the queue reader leaves it); -1 no such task or run; -2 stale fencing token (the run was claimed again, or is not
            running); -3 illegal transition (from a terminal state, or a move the state machine does not allow);
            -4 the move would interrupt the task while its client has as many interrupted tasks as its limit allows
-           (tasks queued before the client reached it; the caller ends the task another way).
+           (tasks queued before the client reached it; the caller ends the task another way); -5 the step's content
+           would take the task's stored values past ARGV[21] (the caller ends the task without it).
            A terminal task answers -3 to every writer, before the token is compared: terminal states are final.
 ]]
 -- @include "clock"
@@ -114,13 +117,13 @@ end
 
 local run = redis.call('HMGET', KEYS[2], 'fence', 'state', 'w')
 -- the history is read only by a step that appends to it: a streamed answer's steps never copy it
-local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes', 'st')
+local task = redis.call('HMGET', KEYS[1], 'state', 'rev', 'cli', 'prof', 'jbytes', 'st', 'bytes')
 if not run[1] or not task[1] then
   return -1
 end
 
 local from = task[1]
-local artifactCount = tonumber(ARGV[21])
+local artifactCount = tonumber(ARGV[22])
 if TERMINAL[from] then
   return -3
 end
@@ -158,6 +161,35 @@ if ARGV[2] ~= '' then
   end
 end
 
+-- What the step adds to the task's stored values, counted before anything is written: only a step that stores content
+-- is held to the limit (the end that replaces a refused step with a failure carries none, so it always passes).
+local storedArts, storedChunks
+if ARGV[4] ~= '' then
+  storedArts = redis.call('HSTRLEN', KEYS[1], 'arts')
+  storedChunks = redis.call('STRLEN', KEYS[15])
+end
+local maxBytes = tonumber(ARGV[21])
+if maxBytes > 0 and (artifactCount > 0 or ARGV[4] ~= '' or ARGV[5] ~= '') then
+  local growth = 0
+  if ARGV[4] ~= '' then
+    growth = #ARGV[4] - storedArts - storedChunks
+  else
+    for i = 23, 22 + artifactCount do
+      growth = growth + #ARGV[i] + 1
+    end
+  end
+  if ARGV[5] ~= '' then
+    -- (one byte more than the history grows by when it was empty)
+    growth = growth + #ARGV[5] + 1
+  end
+  if ARGV[3] ~= '' then
+    growth = growth + #ARGV[3] - #(task[6] or '')
+  end
+  if growth > 0 and tonumber(task[7] or 0) + growth > maxBytes then
+    return -5
+  end
+end
+
 -- A terminal step whose journal nobody will read (kept 0 s, no stream follows) deletes it rather than append to it.
 local journalSeconds
 if TERMINAL[to] then
@@ -180,7 +212,7 @@ end
 if ARGV[14] ~= '' then
   journal(ARGV[14])
 end
-for i = 22, 21 + artifactCount do
+for i = 23, 22 + artifactCount do
   journal(ARGV[i])
   if ARGV[4] == '' then
     redis.call('APPEND', KEYS[15], ',' .. ARGV[i])
@@ -188,7 +220,7 @@ for i = 22, 21 + artifactCount do
   end
 end
 if ARGV[2] ~= '' then
-  journal(ARGV[22 + artifactCount])
+  journal(ARGV[23 + artifactCount])
 end
 -- the task's changed fields, written in one HSET
 local fields = {'state', to, 'rev', rev}
@@ -200,7 +232,7 @@ if ARGV[3] ~= '' then
   table.insert(fields, ARGV[6])
 end
 if ARGV[4] ~= '' then
-  taskBytes = taskBytes + #ARGV[4] - redis.call('HSTRLEN', KEYS[1], 'arts') - redis.call('STRLEN', KEYS[15])
+  taskBytes = taskBytes + #ARGV[4] - storedArts - storedChunks
   table.insert(fields, 'arts')
   table.insert(fields, ARGV[4])
   redis.call('DEL', KEYS[15])

@@ -9,6 +9,7 @@ export const TRANSITION_CODES = {
   [-2]: "stale",
   [-3]: "illegal",
   [-4]: "interrupted-limit",
+  [-5]: "output-limit",
 } as const;
 
 /** The next queued run a run's end read for its actor (a queue entry, as the queue reader gives it) and its claim. */
@@ -81,6 +82,7 @@ export const TRANSITION = defineScript({
     "clientMaxRunningTasks",
     "keyPrefix",
     "nextShards",
+    "maxTaskBytes",
     "artifactCount",
   ],
   decode(reply): TransitionReply {

@@ -3,6 +3,7 @@
 // refused tool in the task; echo's limits: [crash] and [hang] are text to it, a long [sleep] or a huge [chunks] is
 // refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { outputLimitFailure } from "../../../src/actors/index.ts";
 import { userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
@@ -22,6 +23,9 @@ import {
   workers,
 } from "./harness.ts";
 
+/** worker.maxTaskBytes of this suite: far above every other test's task, below a 120 KB echo's (input + answer). */
+const MAX_TASK_BYTES = 200_000;
+
 let server: TestRedis;
 let inst: Installation;
 let work: CliProcess;
@@ -34,6 +38,7 @@ beforeAll(async () => {
       { ...ECHO_PROFILE, name: "paced", artifactWriteIntervalMs: 100 },
       FAULTS_PROFILE,
     ],
+    env: { A2A_WORKER_MAX_TASK_BYTES: String(MAX_TASK_BYTES) },
   });
   work = startCli(inst, ["work", "--actors", "2"]);
   await liveWorkers(inst, 2);
@@ -191,4 +196,31 @@ test("noop completes with no output", async () => {
   const taskId = await accept(inst, "anything", "quiet");
   const done = await taskInState(inst, taskId, "TASK_STATE_COMPLETED");
   expect(done.artifacts).toEqual([]);
+});
+
+test("an answer that would take its task past worker.maxTaskBytes stops there: FAILED, saying so, with what fit", async () => {
+  const input = "y".repeat(120_000);
+  // streamed: 10 chunks of 12 KB, 20 ms apart, each its own step; the one that would pass the limit is refused
+  const streamed = await accept(inst, `[chunks 10 20] ${input}`);
+  const failed = await taskInState(inst, streamed, "TASK_STATE_FAILED");
+  expect(text(failed.status.message?.parts)).toBe(outputLimitFailure(MAX_TASK_BYTES));
+  // (the updates that fit stay in the task's chunk store: read the task as GetTask does)
+  const stored = await inst.f.journal.snapshot(inst.clientId, streamed);
+  const kept = text(stored?.record.artifacts[0]?.parts);
+  expect(kept.length).toBeGreaterThan(0);
+  expect(kept.length).toBeLessThan(input.length);
+  expect(input.startsWith(kept)).toBe(true);
+  expect(Number(await inst.f.redis.hget(inst.f.keys.task(0, streamed), "bytes"))).toBeLessThanOrEqual(MAX_TASK_BYTES);
+  // answered in one step: that step is written as the failure, with no artifact
+  const whole = await accept(inst, input);
+  const refused = await taskInState(inst, whole, "TASK_STATE_FAILED");
+  expect(text(refused.status.message?.parts)).toBe(outputLimitFailure(MAX_TASK_BYTES));
+  expect(refused.artifacts).toEqual([]);
+  const statuses = (await events(inst, whole)).flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate] : []));
+  expect(statuses.map((u) => u.status.state)).toEqual(["TASK_STATE_WORKING", "TASK_STATE_FAILED"]);
+  // neither is retried nor left running: one try each, both out of the client's active set
+  for (const taskId of [streamed, whole]) expect((await run(inst, taskId)).tries).toBe("1");
+  const active = await inst.f.redis.smembers(inst.f.keys.clientActive(0, inst.clientId));
+  expect(active.filter((taskId) => taskId === streamed || taskId === whole)).toEqual([]);
+  expect(work.lines.filter((line) => /size limit reached/.test(line)).length).toBeGreaterThanOrEqual(2);
 });

@@ -1,7 +1,7 @@
 // The transition script against a real redis-server: legal moves bump the revision and append the journal; a missing
 // task, a stale fencing token and an illegal move are refused and change nothing; no transition leaves a terminal state.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Claim } from "../../../src/journal/index.ts";
+import { type Claim, RunLedger, type TransitionInput } from "../../../src/journal/index.ts";
 import { TASK_STATES, type TaskState, TERMINAL_STATES } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
@@ -173,6 +173,76 @@ describe("transition: the client's interrupted-task limit", () => {
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
     expect(await move(f, secondClaim, second, "TASK_STATE_FAILED")).toMatchObject({ ok: true });
     expect(await f.redis.smembers(f.keys.clientInterrupted(0, limited))).toEqual([first.taskId]);
+  });
+});
+
+describe("transition: the task's size limit (maxTaskBytes)", () => {
+  const update = (task: AcceptedTask, text: string) => ({
+    artifactUpdate: {
+      taskId: task.taskId,
+      contextId: task.contextId,
+      artifact: { artifactId: "a-big", parts: [{ text }] },
+      append: true,
+    },
+  });
+  const bytesOf = async (task: AcceptedTask) => Number(await f.redis.hget(f.keys.task(0, task.taskId), "bytes"));
+
+  test("-5: a step whose content would take the task past the limit writes nothing; one that fits, or has none, passes", async () => {
+    const { task, claim } = await working();
+    const stored = await bytesOf(task);
+    const limited = new RunLedger(f.redis, f.keys, { maxTaskBytes: stored + 1000 });
+    const step = (extra: Partial<TransitionInput>) =>
+      limited.transition({
+        claim,
+        kind: "status",
+        state: "TASK_STATE_WORKING",
+        status: { state: "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
+        event: statusEvent(task, "TASK_STATE_WORKING"),
+        ...RETENTION,
+        ...extra,
+      });
+    // 500 bytes of text fit; then neither updates, nor a history message, nor a whole list that grows the task do
+    expect(await step({ artifactEvents: [update(task, "x".repeat(500))] })).toMatchObject({ ok: true });
+    const before = await dumpUnder(f.redis, f.prefix);
+    const big = "y".repeat(600);
+    const refusals = [
+      { artifactEvents: [update(task, big)] },
+      { artifactEvents: [update(task, "y".repeat(300)), update(task, "y".repeat(300))] },
+      { historyMessage: userMessage(big, { role: "ROLE_AGENT" }) },
+      {
+        state: "TASK_STATE_COMPLETED" as const,
+        artifacts: [{ artifactId: "a-big", parts: [{ text: big.repeat(3) }] }],
+      },
+    ];
+    for (const extra of refusals) expect(await step(extra)).toEqual({ ok: false, reason: "output-limit" });
+    expect(await dumpUnder(f.redis, f.prefix)).toEqual(before);
+    // a step without content passes whatever it adds to the status; so does one that shrinks what is stored
+    const note = {
+      state: "TASK_STATE_WORKING" as const,
+      timestamp: new Date().toISOString(),
+      message: userMessage(big),
+    };
+    expect(await step({ status: note })).toMatchObject({ ok: true });
+    expect(await bytesOf(task)).toBeGreaterThan(stored + 1000);
+    const compacted = [{ artifactId: "a-big", parts: [{ text: "x".repeat(500) }] }];
+    expect(await step({ state: "TASK_STATE_COMPLETED", artifacts: compacted })).toMatchObject({ ok: true });
+    expect((await f.journal.snapshot(clientId, task.taskId))?.record.artifacts).toEqual(compacted);
+  });
+
+  test("0 is no limit, and the client's stored-bytes counter still counts what was written", async () => {
+    const { task, claim } = await working();
+    const unlimited = new RunLedger(f.redis, f.keys, { maxTaskBytes: 0 });
+    const before = await bytesOf(task);
+    const event = update(task, "z".repeat(100_000));
+    const written = await unlimited.transition({
+      claim,
+      kind: "artifact",
+      state: "TASK_STATE_WORKING",
+      event,
+      ...RETENTION,
+    });
+    expect(written).toMatchObject({ ok: true });
+    expect(await bytesOf(task)).toBe(before + JSON.stringify(event).length + 1);
   });
 });
 

@@ -6,6 +6,8 @@ import {
   BACKLOG_HIGH_WATER_BYTES,
   INTERRUPTED_LIMIT_FAILURE,
   LeaseLostError,
+  OutputLimitError,
+  outputLimitFailure,
   RunWriter,
 } from "../../../src/actors/run-writer.ts";
 import type { Claim, TransitionInput, TransitionResult } from "../../../src/journal/index.ts";
@@ -363,5 +365,107 @@ describe("RunWriter with a step interval", () => {
     await expect(second).rejects.toBeInstanceOf(LeaseLostError);
     expect(lost).toEqual(["stale"]);
     expect(ledger.steps.length).toBe(1);
+  });
+});
+
+describe("RunWriter at the task's size limit (worker.maxTaskBytes)", () => {
+  /** A ledger that refuses, as the transition script does at the limit, every step that carries content. */
+  function limitedLedger() {
+    const steps: TransitionInput[] = [];
+    let limit = false;
+    const ledger = {
+      steps,
+      reach: () => {
+        limit = true;
+      },
+      transition: (input: TransitionInput): Promise<TransitionResult> => {
+        steps.push(input);
+        const content =
+          (input.artifactEvents?.length ?? 0) > 0 ||
+          input.kind === "artifact" ||
+          input.artifacts !== undefined ||
+          input.historyMessage !== undefined;
+        return Promise.resolve(
+          limit && content ? { ok: false, reason: "output-limit" } : { ok: true, rev: steps.length },
+        );
+      },
+    };
+    return ledger;
+  }
+  /** A writer on `ledger` that counts in `told` how often it reports the limit (maxTaskBytes 4096); `onLost` as given. */
+  function limitedWriter(ledger: ReturnType<typeof limitedLedger>, onLost: (reason: string) => void = () => {}) {
+    const told: number[] = [];
+    const options = { onOutputLimit: () => told.push(1), maxTaskBytes: 4096 };
+    const writer = new RunWriter(ledger, CLAIM, { taskId: "t1", contextId: "x" }, [], RETENTION, onLost, options);
+    return { writer, told };
+  }
+
+  test("a refused update: its write and every later one reject, the leg is told once, its end goes without content", async () => {
+    const ledger = limitedLedger();
+    let lost = "";
+    const { writer, told } = limitedWriter(ledger, (reason) => {
+      lost = reason;
+    });
+    await writer.start();
+    await writer.artifact({ artifactId: "r", parts: [{ text: "stored" }] });
+    ledger.reach();
+    const refused = writer.artifact({ artifactId: "r", parts: [{ text: "too much" }] }, { append: true });
+    await expect(refused).rejects.toBeInstanceOf(OutputLimitError);
+    expect(told).toEqual([1]);
+    expect(writer.outputLimited).toBe(true);
+    const sent = ledger.steps.length;
+    // later output is refused at once, without a step
+    await expect(
+      writer.artifact({ artifactId: "r", parts: [{ text: "more" }] }, { append: true }),
+    ).rejects.toBeInstanceOf(OutputLimitError);
+    expect(ledger.steps.length).toBe(sent);
+    // the leg's end (the executor's failure): no history message, no artifact list, written; the leg is not lost
+    await writer.status("TASK_STATE_FAILED", { text: outputLimitFailure(4096), history: true });
+    const end = ledger.steps.at(-1);
+    expect(end).toMatchObject({ kind: "status", state: "TASK_STATE_FAILED" });
+    expect(end?.historyMessage).toBeUndefined();
+    expect(end?.artifacts).toBeUndefined();
+    expect(end?.artifactEvents).toEqual([]);
+    expect(end?.status?.message?.parts).toEqual([{ text: outputLimitFailure(4096) }]);
+    expect(writer.ended).toBe(true);
+    expect(lost).toBe("");
+    expect(told).toEqual([1]);
+  });
+
+  test("a refused end (the handler's whole answer in one step) is written again as the failure, keeping the start", async () => {
+    const ledger = limitedLedger();
+    ledger.reach();
+    const { writer, told } = limitedWriter(ledger);
+    writer.ackOnEnd = true;
+    const started = writer.start();
+    const out = writer.artifact({ artifactId: "r", parts: [{ text: "a large answer" }] });
+    const end = writer.status("TASK_STATE_COMPLETED", { text: "done", history: true });
+    await Promise.all([started, end]);
+    // the update's own promise settles with the step that carried it, which was written (without it)
+    await out;
+    const [asked, written] = ledger.steps;
+    expect(asked).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    expect(asked?.artifacts).toBeDefined();
+    expect(written).toMatchObject({ kind: "status", state: "TASK_STATE_FAILED", ackEntry: CLAIM.entryId });
+    expect(written?.lead?.status.state).toBe("TASK_STATE_WORKING");
+    expect(written?.artifactEvents).toEqual([]);
+    expect(written?.artifacts).toBeUndefined();
+    expect(written?.historyMessage).toBeUndefined();
+    expect(written?.event.statusUpdate?.status.message?.parts).toEqual([{ text: outputLimitFailure(4096) }]);
+    expect(ledger.steps).toHaveLength(2);
+    expect(told).toEqual([1]);
+    expect(writer.ended).toBe(true);
+  });
+
+  test("an end asked for after the limit, before the leg stopped, fails instead of completing", async () => {
+    const ledger = limitedLedger();
+    const { writer, told } = limitedWriter(ledger);
+    await writer.start();
+    ledger.reach();
+    await expect(writer.artifact({ artifactId: "r", parts: [{ text: "x" }] })).rejects.toBeInstanceOf(OutputLimitError);
+    await writer.status("TASK_STATE_COMPLETED");
+    expect(told).toEqual([1]);
+    expect(ledger.steps.at(-1)).toMatchObject({ state: "TASK_STATE_FAILED" });
+    expect(ledger.steps.at(-1)?.status?.message?.parts).toEqual([{ text: outputLimitFailure(4096) }]);
   });
 });

@@ -89,6 +89,7 @@ describe("defaults", () => {
       heartbeatSeconds: 5,
       leaseSeconds: 30,
       maxAttempts: 3,
+      maxTaskBytes: 33_554_432,
       actors: 2,
       concurrency: 8,
       drainSeconds: 20,

@@ -185,7 +185,7 @@ describe("RunLedger maps script codes to results", () => {
     ]);
   });
 
-  test("transition: a revision is ok; -1..-3 are missing, stale, illegal", async () => {
+  test("transition: a revision is ok; -1..-5 are missing, stale, illegal, interrupted-limit, output-limit", async () => {
     const transition = (reply: Reply) =>
       new RunLedger(new FakeRedis().answer("transition", reply).asRedis(), keys).transition({
         claim: claimInput,
@@ -196,10 +196,12 @@ describe("RunLedger maps script codes to results", () => {
         journalRetentionSeconds: 1,
       });
     expect(await transition(5)).toEqual({ ok: true, rev: 5 });
-    expect(await Promise.all([-1, -2, -3].map(transition))).toEqual([
+    expect(await Promise.all([-1, -2, -3, -4, -5].map(transition))).toEqual([
       { ok: false, reason: "missing" },
       { ok: false, reason: "stale" },
       { ok: false, reason: "illegal" },
+      { ok: false, reason: "interrupted-limit" },
+      { ok: false, reason: "output-limit" },
     ]);
   });
 
