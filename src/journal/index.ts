@@ -15,7 +15,15 @@ export { addressKind, type ParsedIp, parseIp } from "./ip-address.ts";
 export { KeySpace, QUEUE_GROUP } from "./keys.ts";
 export { LostRuns } from "./lost-runs.ts";
 export { PushConfigLimitError, PushConfigs, type StorageBudgets, type StoredPushConfig } from "./push-configs.ts";
-export { type DueDelivery, type OutboxDelivery, PushOutbox, type Settlement } from "./push-outbox.ts";
+export {
+  type ClaimedQueue,
+  type DueDelivery,
+  type OutboxDelivery,
+  PushOutbox,
+  pushReadyMember,
+  queueOf,
+  type Settlement,
+} from "./push-outbox.ts";
 export { RateLimits } from "./rate-limits.ts";
 export {
   createRedis,

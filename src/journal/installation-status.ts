@@ -4,6 +4,7 @@
 // Read-only; shared by `a2a-runtime status` and the gateway's /metrics.
 import type { Config } from "../config/index.ts";
 import { type KeySpace, QUEUE_GROUP } from "./keys.ts";
+import { queueOf } from "./push-outbox.ts";
 import type { RedisLike } from "./scripts.ts";
 
 export interface WorkerStatus {
@@ -45,7 +46,7 @@ export interface StatusReport {
   /** Finished tasks (or their journals) whose deletion is due and not yet done: the retention pass's backlog. */
   deletionsDue: number;
   deadLetters: number;
-  /** Webhook notifications waiting in the outbox (counted over at most PUSH_SCAN_LIMIT tasks per shard). */
+  /** Webhook notifications waiting in the outbox (counted over at most PUSH_SCAN_LIMIT queues per shard). */
   pushPending: number;
   /** Tasks with webhook notifications waiting. */
   pushPendingTasks: number;
@@ -55,7 +56,7 @@ export interface StatusReport {
 
 /** The most pending entries inspected per shard when counting expired leases. */
 const EXPIRED_SCAN_LIMIT = 1000;
-/** The most tasks per shard whose pending webhook notifications are counted one by one. */
+/** The most webhook queues (a task's deliveries to one config) per shard whose notifications are counted one by one. */
 const PUSH_SCAN_LIMIT = 1000;
 /** The most clients per shard whose deferred runs are counted one by one. */
 const DEFERRED_SCAN_LIMIT = 1000;
@@ -122,14 +123,24 @@ async function readShard(redis: RedisLike, keys: KeySpace, shard: number, leaseM
 
 async function readPush(redis: RedisLike, keys: KeySpace, shard: number) {
   const ready = keys.pushReady(shard);
-  const tasks = await redis.zcard(ready);
+  const queues = await redis.zcard(ready);
   const dead = await redis.xlen(keys.pushDead(shard));
   let pending = 0;
-  if (tasks > 0) {
-    const ids = await redis.zrange(ready, 0, PUSH_SCAN_LIMIT - 1);
+  let tasks = 0;
+  if (queues > 0) {
+    // one queue per task and config: its length is what it queued less what it settled since it was last empty
+    const listed = (await redis.zrange(ready, 0, PUSH_SCAN_LIMIT - 1)).map((member) => queueOf(shard, member));
     const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.llen(keys.pushQueue(shard, id));
-    for (const [, length] of (await pipeline.exec()) ?? []) pending += Number(length ?? 0);
+    for (const { taskId, configId } of listed) {
+      if (configId === undefined) pipeline.llen(keys.legacyPushQueue(shard, taskId));
+      else pipeline.hmget(keys.pushOutbox(shard, taskId), `n:${configId}`, `d:${configId}`);
+    }
+    for (const [, reply] of (await pipeline.exec()) ?? []) {
+      pending += Array.isArray(reply) ? Number(reply[0] ?? 0) - Number(reply[1] ?? 0) : Number(reply ?? 0);
+    }
+    tasks = new Set(listed.map((queue) => queue.taskId)).size;
+    // past the scan, a queue counts as a task of its own
+    tasks += queues - listed.length;
   }
   return { tasks, pending, dead };
 }

@@ -56,11 +56,24 @@ export class KeySpace {
   pushConfigs(shard: number, taskId: string): string {
     return `${this.shard(shard)}push:${taskId}`;
   }
-  /** LIST: a task's pending webhook deliveries in journal order (JSON: id, cfg, rev, ev, attempts). */
-  pushQueue(shard: number, taskId: string): string {
+  /**
+   * HASH: a task's pending webhook deliveries, one queue per config in journal order: `n:<cfg>` queued and `d:<cfg>`
+   * settled since the queue was last empty, `<i>:<cfg>` the i-th delivery (JSON: id, cfg, rev, attempts, ev).
+   */
+  pushOutbox(shard: number, taskId: string): string {
+    return `${this.shard(shard)}outbox:${taskId}`;
+  }
+  /**
+   * LIST: a task's pending deliveries as a version before the queues per config kept them (all configs in one queue),
+   * due as the bare task id in `pushReady`: a delivery worker moves them into the task's outbox; purge deletes it.
+   */
+  legacyPushQueue(shard: number, taskId: string): string {
     return `${this.shard(shard)}pushq:${taskId}`;
   }
-  /** ZSET: task ids with pending deliveries, scored by when the next attempt is due (ms); a claim pushes it ahead. */
+  /**
+   * ZSET: the webhook queues with pending deliveries, as `pushReadyMember`, scored by when the next attempt is due
+   * (ms); a claim pushes it ahead.
+   */
   pushReady(shard: number): string {
     return `${this.shard(shard)}pushready`;
   }

@@ -1,9 +1,12 @@
-// The workers' side of push notifications: the outbox the journal scripts fill (one delivery per config and event),
-// claimed per task so that one worker delivers a task's events in order, and settled after each attempt.
+// The workers' side of push notifications: the outbox the journal scripts fill (one delivery per config and event,
+// queued per config of the task), claimed per queue so that one worker delivers a config's events in order while the
+// task's other configs go on, and settled after each attempt.
 
 import type { StreamResponse } from "../protocol/index.ts";
 import type { KeySpace } from "./keys.ts";
 import { PUSH_CLAIM } from "./lua/push-claim.ts";
+import { PUSH_HEAD } from "./lua/push-head.ts";
+import { PUSH_MIGRATE } from "./lua/push-migrate.ts";
 import { PUSH_SETTLE } from "./lua/push-settle.ts";
 import type { StoredPushConfig } from "./push-configs.ts";
 import type { RedisLike } from "./scripts.ts";
@@ -17,7 +20,17 @@ export interface OutboxDelivery {
   ev: StreamResponse;
 }
 
-/** The head delivery of a task and its config; `config` is undefined when the config was deleted meanwhile. */
+/**
+ * A claimed webhook queue: a task's deliveries to one config. `configId` is undefined for a queue of a version before
+ * the queues per config (all of a task's configs in one list), which `migrate` moves into the task's outbox.
+ */
+export interface ClaimedQueue {
+  shard: number;
+  taskId: string;
+  configId: string | undefined;
+}
+
+/** The head delivery of a queue and its config; `config` is undefined when the config was deleted meanwhile. */
 export interface DueDelivery {
   shard: number;
   taskId: string;
@@ -31,46 +44,77 @@ export type Settlement =
   | { outcome: "dead"; reason: string }
   | { outcome: "disable"; reason: string };
 
+/** A queue's member of the shard's ready set: "<taskId> <configId>" (neither id holds a space). */
+export function pushReadyMember(taskId: string, configId: string): string {
+  return `${taskId} ${configId}`;
+}
+
+/** The queue a member of the ready set names. */
+export function queueOf(shard: number, member: string): ClaimedQueue {
+  const space = member.indexOf(" ");
+  return space < 0
+    ? { shard, taskId: member, configId: undefined }
+    : { shard, taskId: member.slice(0, space), configId: member.slice(space + 1) };
+}
+
 export class PushOutbox {
   constructor(
     private readonly redis: RedisLike,
     readonly keys: KeySpace,
   ) {}
 
-  /** Claims up to `max` tasks of a shard whose next delivery is due; each stays claimed for `leaseMs`. */
-  async claim(shard: number, max: number, leaseMs: number): Promise<string[]> {
-    return await PUSH_CLAIM.run(this.redis, { pushReady: this.keys.pushReady(shard) }, { max, leaseMs });
+  /** Claims up to `max` queues of a shard whose head delivery is due; each stays claimed for `leaseMs`. */
+  async claim(shard: number, max: number, leaseMs: number): Promise<ClaimedQueue[]> {
+    const members = await PUSH_CLAIM.run(this.redis, { pushReady: this.keys.pushReady(shard) }, { max, leaseMs });
+    return members.map((member) => queueOf(shard, member));
   }
 
-  /** The head delivery of a claimed task, with its config; undefined when the task has nothing left. */
-  async head(shard: number, taskId: string): Promise<DueDelivery | undefined> {
-    const [[, json], [, configs]] = (await this.redis
-      .multi()
-      .lindex(this.keys.pushQueue(shard, taskId), 0)
-      .hgetall(this.keys.pushConfigs(shard, taskId))
-      .exec()) as [[unknown, string | null], [unknown, Record<string, string>]];
-    if (json === null) {
-      await this.redis.zrem(this.keys.pushReady(shard), taskId);
-      return undefined;
-    }
-    const delivery = JSON.parse(json) as OutboxDelivery;
-    const config = configs[delivery.cfg];
+  /** The head delivery of a claimed queue, with its config; undefined when the queue is empty (it leaves the set). */
+  async head(shard: number, taskId: string, configId: string): Promise<DueDelivery | undefined> {
+    const k = this.keys;
+    const reply = await PUSH_HEAD.run(
+      this.redis,
+      {
+        pushOutbox: k.pushOutbox(shard, taskId),
+        pushConfigs: k.pushConfigs(shard, taskId),
+        pushReady: k.pushReady(shard),
+      },
+      { taskId, configId },
+    );
+    if (reply === null) return undefined;
     return {
       shard,
       taskId,
-      delivery,
-      config: config === undefined ? undefined : (JSON.parse(config) as StoredPushConfig),
+      delivery: JSON.parse(reply.delivery) as OutboxDelivery,
+      config: reply.config === null ? undefined : (JSON.parse(reply.config) as StoredPushConfig),
     };
   }
 
-  /** Records the outcome of one attempt at the head delivery; false when the head changed meanwhile. */
+  /**
+   * Moves a task's deliveries queued by a version before the queues per config into its outbox (each config's queue
+   * due now); returns how many.
+   */
+  async migrate(shard: number, taskId: string): Promise<number> {
+    const k = this.keys;
+    return await PUSH_MIGRATE.run(
+      this.redis,
+      {
+        legacyPushQueue: k.legacyPushQueue(shard, taskId),
+        pushOutbox: k.pushOutbox(shard, taskId),
+        pushReady: k.pushReady(shard),
+      },
+      { taskId },
+    );
+  }
+
+  /** Records the outcome of one attempt at a queue's head delivery; false when the head changed meanwhile. */
   async settle(due: DueDelivery, settlement: Settlement): Promise<boolean> {
     const { shard, taskId, delivery } = due;
     const retried = settlement.outcome === "retry" ? { ...delivery, attempts: delivery.attempts + 1 } : delivery;
     const reply = await PUSH_SETTLE.run(
       this.redis,
       {
-        pushQueue: this.keys.pushQueue(shard, taskId),
+        pushOutbox: this.keys.pushOutbox(shard, taskId),
         pushReady: this.keys.pushReady(shard),
         pushDead: this.keys.pushDead(shard),
         pushConfigs: this.keys.pushConfigs(shard, taskId),

@@ -219,7 +219,7 @@ export class RunLedger {
         clientActive: k.clientActive(s, claim.clientId),
         profileActive: k.profileActive(s, claim.profile),
         pushConfigs: k.pushConfigs(s, claim.taskId),
-        pushQueue: k.pushQueue(s, claim.taskId),
+        pushOutbox: k.pushOutbox(s, claim.taskId),
         pushReady: k.pushReady(s),
         clientRunning: k.clientRunning(s, claim.clientId),
         clientInterrupted: k.clientInterrupted(s, claim.clientId),

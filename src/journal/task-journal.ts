@@ -403,7 +403,7 @@ export class TaskJournal {
         this.redis,
         {
           ...this.acceptKeys(shard, clientId, profile, message.messageId, taskId),
-          pushQueue: k.pushQueue(shard, taskId),
+          pushOutbox: k.pushOutbox(shard, taskId),
           pushReady: k.pushReady(shard),
           clientInterrupted: k.clientInterrupted(shard, clientId),
           inputDue: k.inputDue(shard),
@@ -554,7 +554,7 @@ export class TaskJournal {
           clientActive: k.clientActive(shard, clientId),
           profileActive: k.profileActive(shard, profile),
           pushConfigs: k.pushConfigs(shard, taskId),
-          pushQueue: k.pushQueue(shard, taskId),
+          pushOutbox: k.pushOutbox(shard, taskId),
           pushReady: k.pushReady(shard),
           clientRunning: k.clientRunning(shard, clientId),
           clientInterrupted: k.clientInterrupted(shard, clientId),

@@ -1,8 +1,9 @@
 // The push worker: drains the webhook outbox of every shard for a worker process (never the gateway). Each claim
-// covers ONE attempt at a task's head delivery, settled before the task can be claimed again, so a task's
-// notifications leave in journal order however many workers poll; different tasks go out in parallel, up to a bound.
+// covers ONE attempt at the head delivery of a queue (a task's deliveries to one config), settled before the queue can
+// be claimed again, so a config's notifications leave in journal order however many workers poll; other configs of
+// the same task and other tasks go out in parallel, up to a bound.
 import type { Config } from "../config/index.ts";
-import { type DueDelivery, type KeySpace, PushOutbox, type RedisLike } from "../journal/index.ts";
+import { type ClaimedQueue, type DueDelivery, type KeySpace, PushOutbox, type RedisLike } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import { type DeliverDeps, type Delivery, type DeliveryOutcome, deliverOnce } from "./deliver.ts";
 import { traceDelivery } from "./delivery-trace.ts";
@@ -21,10 +22,10 @@ export interface PushWorkerDeps {
   request?: Connector;
   /** Uniform in [0, 1): retry jitter and idle-poll jitter. Default Math.random. */
   random?: () => number;
-  /** Tasks attempted at once by this worker. Default 16. */
+  /** Queues (a task's deliveries to one config) attempted at once by this worker. Default 16. */
   concurrency?: number;
   /**
-   * How long a claim hides a task from other workers (ms); a worker that dies mid-attempt leaves the task due again
+   * How long a claim hides a queue from other workers (ms); a worker that dies mid-attempt leaves the queue due again
    * after it. Must exceed the longest attempt (name lookup + request, each up to push.timeoutSeconds).
    * Default 2 × push.timeoutSeconds + 15 s.
    */
@@ -115,7 +116,7 @@ export class PushWorker {
   /**
    * One pass for a sweep or a test: attempts what is due now, again and again, until nothing is due (a retry that
    * is scheduled later stays for a later pass) or `budgetMs` has passed; waits for its attempts. Returns how many
-   * tasks it claimed (one attempt each).
+   * queues it claimed (one attempt each).
    */
   async tick(budgetMs = 30_000): Promise<number> {
     if (!this.deps.config.push.enabled) return 0;
@@ -159,9 +160,9 @@ export class PushWorker {
       if (free <= 0) break;
       const shard = (start + i) % shards;
       try {
-        const tasks = await this.outbox.claim(shard, free, this.leaseMs);
-        for (const taskId of tasks) this.launch(shard, taskId);
-        claimed += tasks.length;
+        const queues = await this.outbox.claim(shard, free, this.leaseMs);
+        for (const queue of queues) this.launch(queue);
+        claimed += queues.length;
       } catch (error) {
         trouble = true;
         this.deps.logger.warn({ err: error, shard }, "push outbox claim failed");
@@ -170,11 +171,13 @@ export class PushWorker {
     return { claimed, trouble };
   }
 
-  private launch(shard: number, taskId: string): void {
-    const job: Promise<void> = this.attempt(shard, taskId)
+  private launch(queue: ClaimedQueue): void {
+    const { shard, taskId, configId } = queue;
+    const work = configId === undefined ? this.migrate(shard, taskId) : this.attempt(shard, taskId, configId);
+    const job: Promise<void> = work
       .catch((error: unknown) => {
         // The claim lapses after leaseMs and the head is attempted again (same webhook-id).
-        this.deps.logger.warn({ err: error, taskId }, "push attempt failed before it was settled");
+        this.deps.logger.warn({ err: error, taskId, configId }, "push attempt failed before it was settled");
       })
       .finally(() => {
         this.inflight.delete(job);
@@ -183,9 +186,16 @@ export class PushWorker {
     this.inflight.add(job);
   }
 
-  /** One attempt at the head delivery of a claimed task, then its settlement (which releases the claim). */
-  private async attempt(shard: number, taskId: string): Promise<void> {
-    const due = await this.outbox.head(shard, taskId);
+  /** A queue from before the queues per config: its deliveries move to their configs' queues, due at once. */
+  private async migrate(shard: number, taskId: string): Promise<void> {
+    const moved = await this.outbox.migrate(shard, taskId);
+    this.deps.logger.info({ taskId, moved }, "push queue of an earlier version moved to one queue per config");
+    this.nudge();
+  }
+
+  /** One attempt at the head delivery of a claimed queue, then its settlement (which releases the claim). */
+  private async attempt(shard: number, taskId: string, configId: string): Promise<void> {
+    const due = await this.outbox.head(shard, taskId, configId);
     if (due === undefined) return;
     const { delivery, config } = due;
     const ids = { taskId, configId: delivery.cfg, webhookId: delivery.id };

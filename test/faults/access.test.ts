@@ -64,8 +64,8 @@ beforeAll(async () => {
   // the test compares every key before and after: the last delivery must be settled in Redis, not only received
   await waitFor(
     async () =>
-      (await redis.exists(inst.keys.pushQueue(0, victimTask))) === 0 &&
-      (await redis.zscore(inst.keys.pushReady(0), victimTask)) === null,
+      (await redis.exists(inst.keys.pushOutbox(0, victimTask))) === 0 &&
+      (await redis.zcard(inst.keys.pushReady(0))) === 0,
     15_000,
     "the webhook deliveries settled",
   );

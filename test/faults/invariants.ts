@@ -93,10 +93,11 @@ export async function checkInvariants(
           `task ${taskId} stuck ${state} (run ${runState}) ${now - leaseMs} ms past its lease${reachable}`,
         );
       }
-    } else if (rest.startsWith("pushq:")) {
-      const pending = await redis.llen(key);
+    } else if (rest.startsWith("outbox:")) {
+      // what is left of a task's outbox: its queued deliveries (a settled queue leaves no field behind)
+      const pending = (await redis.hkeys(key)).filter((field) => /^\d+:/.test(field)).length;
       if (pending > 0)
-        violations.push(`${pending} push deliveries of task ${rest.slice(6)} neither delivered nor dead`);
+        violations.push(`${pending} push deliveries of task ${rest.slice(7)} neither delivered nor dead`);
     }
     if (LEASE_SETS.test(key) && (await redis.type(key)) === "zset") {
       const live = await redis.zcount(key, `(${now}`, "+inf");

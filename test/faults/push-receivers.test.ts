@@ -330,7 +330,7 @@ async function runLoad(total: number, maxKills: number) {
         return pending === 0;
       },
       scaled(60_000),
-      () => `the outbox drained; ${pending} tasks still have notifications`,
+      () => `the outbox drained; ${pending} queues (a task's to one config) still have notifications`,
     );
     return { planned, found, kills, completedMs, drainedMs: Date.now() - started };
   } finally {

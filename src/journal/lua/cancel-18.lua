@@ -5,7 +5,7 @@
   returned as is.
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
-    KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
+    KEYS[7]  pushConfigs   KEYS[8] pushOutbox   KEYS[9] pushReady
     KEYS[10] clientRunning (SET)   KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET)
     KEYS[13] purge (ZSET)   KEYS[14] bytes (HASH of stored-bytes counters)
     KEYS[15] clientDeferred (ZSET: the client's runs waiting for a running slot)

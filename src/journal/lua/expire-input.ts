@@ -16,7 +16,7 @@ export const EXPIRE_INPUT = defineScript({
     "purge",
     "bytes",
     "pushConfigs",
-    "pushQueue",
+    "pushOutbox",
     "pushReady",
     "contextTasks",
     "taskStreams",

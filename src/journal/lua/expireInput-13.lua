@@ -6,7 +6,7 @@
 
     KEYS[1] inputDue (ZSET task id -> input timeout, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
     KEYS[5] clientTasks   KEYS[6] clientInterrupted (SET)   KEYS[7] purge (ZSET)   KEYS[8] bytes (HASH)
-    KEYS[9] pushConfigs   KEYS[10] pushQueue   KEYS[11] pushReady   KEYS[12] contextTasks (of the task's context)
+    KEYS[9] pushConfigs   KEYS[10] pushOutbox   KEYS[11] pushReady   KEYS[12] contextTasks (of the task's context)
     KEYS[13] taskStreams (ZSET: leases of the streams open on the task; a journal kept for 0 s is deleted without one)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it)   ARGV[3] status JSON (FAILED)
     ARGV[4] journal event JSON   ARGV[5] now (ms, status timestamp)   ARGV[6] retention (s)

@@ -1,4 +1,4 @@
-// purge-11.lua called by name: one deletion step of a finished task whose time has come.
+// purge-12.lua called by name: one deletion step of a finished task whose time has come.
 import { codeMeaning, defineScript } from "../scripts.ts";
 
 /** What each reply of purge means (see the script's header). */
@@ -19,12 +19,13 @@ export const PURGE = defineScript({
     "run",
     "journal",
     "pushConfigs",
-    "pushQueue",
+    "pushOutbox",
     "pushReady",
     "clientTasks",
     "bytes",
     "contextTasks",
     "chunks",
+    "legacyPushQueue",
   ],
   args: ["taskId", "clientId"],
   decode: (reply) => codeMeaning("purge", PURGE_CODES, reply),

@@ -6,7 +6,7 @@ export const PUSH_SETTLE_CODES = { 1: "settled", 0: "headChanged" } as const;
 
 export const PUSH_SETTLE = defineScript({
   name: "pushSettle",
-  keys: ["pushQueue", "pushReady", "pushDead", "pushConfigs"],
+  keys: ["pushOutbox", "pushReady", "pushDead", "pushConfigs"],
   args: ["taskId", "deliveryId", "outcome", "retried", "retryAtMs", "reason", "configId", "rev", "deadMaxLength"],
   decode: (reply) => codeMeaning("pushSettle", PUSH_SETTLE_CODES, reply),
 });

@@ -1,8 +1,9 @@
 --[[
-  Settles the head delivery of a task's webhook queue after one attempt, and schedules the task's next delivery.
-  Only the head is ever attempted, so a task's deliveries stay in journal order.
+  Settles the head delivery of a webhook queue (a task's deliveries to one config) after one attempt, and schedules the
+  queue's next delivery. Only the head is ever attempted, so a config's deliveries stay in journal order; the task's
+  other configs have queues of their own.
 
-    KEYS[1] pushQueue   KEYS[2] pushReady   KEYS[3] pushDead   KEYS[4] pushConfigs
+    KEYS[1] pushOutbox   KEYS[2] pushReady   KEYS[3] pushDead   KEYS[4] pushConfigs
 
     ARGV[1] task id   ARGV[2] delivery id (the head's "id")   ARGV[3] outcome: done | retry | dead | disable
     ARGV[4] the head's JSON with its attempt count raised (retry)   ARGV[5] when to try again (ms, Redis time; retry)
@@ -10,18 +11,21 @@
 
   Returns: 1 settled; 0 the head is not that delivery any more (nothing changed)
 ]]
-local head = redis.call('LINDEX', KEYS[1], 0)
+local member = ARGV[1] .. ' ' .. ARGV[7]
+local settled = tonumber(redis.call('HGET', KEYS[1], 'd:' .. ARGV[7]) or 0)
+local field = (settled + 1) .. ':' .. ARGV[7]
+local head = redis.call('HGET', KEYS[1], field)
 if not head or not string.find(head, '"id":"' .. ARGV[2] .. '"', 1, true) then
   return 0
 end
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if ARGV[3] == 'retry' then
-  redis.call('LSET', KEYS[1], 0, ARGV[4])
-  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+  redis.call('HSET', KEYS[1], field, ARGV[4])
+  redis.call('ZADD', KEYS[2], ARGV[5], member)
   return 1
 end
-redis.call('LPOP', KEYS[1])
+redis.call('HDEL', KEYS[1], field)
 if ARGV[3] == 'dead' or ARGV[3] == 'disable' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'task', ARGV[1], 'cfg', ARGV[7], 'rev', ARGV[8], 'id',
     ARGV[2], 'reason', ARGV[6])
@@ -29,9 +33,12 @@ end
 if ARGV[3] == 'disable' then
   redis.call('HDEL', KEYS[4], ARGV[7])
 end
-if redis.call('LLEN', KEYS[1]) > 0 then
-  redis.call('ZADD', KEYS[2], nowMs, ARGV[1])
+if tonumber(redis.call('HGET', KEYS[1], 'n:' .. ARGV[7]) or 0) > settled + 1 then
+  redis.call('HSET', KEYS[1], 'd:' .. ARGV[7], settled + 1)
+  redis.call('ZADD', KEYS[2], nowMs, member)
 else
-  redis.call('ZREM', KEYS[2], ARGV[1])
+  -- the queue is empty: its counters go (with the last of them, the outbox), and so does its due mark
+  redis.call('HDEL', KEYS[1], 'n:' .. ARGV[7], 'd:' .. ARGV[7])
+  redis.call('ZREM', KEYS[2], member)
 end
 return 1

@@ -6,7 +6,7 @@
 
     KEYS[1]  live   KEYS[2] client   KEYS[3] clientActive   KEYS[4] profileActive   KEYS[5] dedup (of the messageId in
     this profile)   KEYS[6]  task   KEYS[7] run      KEYS[8] journal        KEYS[9] clientTasks     KEYS[10] queue
-    KEYS[11] pushConfigs   KEYS[12] pushQueue   KEYS[13] pushReady
+    KEYS[11] pushConfigs   KEYS[12] pushOutbox   KEYS[13] pushReady
     KEYS[14] clientInterrupted (SET)   KEYS[15] inputDue (ZSET task id -> input timeout, ms)
     KEYS[16] bytes (HASH of the shard's stored-bytes counters)
     KEYS[17] contextTasks (ZSET: the client's tasks in the profile and the task's context)

@@ -27,7 +27,7 @@ export type ResumeReply =
 
 export const RESUME = defineScript({
   name: "resume",
-  keys: [...ADMISSION_KEYS, "pushQueue", "pushReady", "clientInterrupted", "inputDue", "bytes", "contextTasks"],
+  keys: [...ADMISSION_KEYS, "pushOutbox", "pushReady", "clientInterrupted", "inputDue", "bytes", "contextTasks"],
   args: [
     "livenessSeconds",
     "profileQuota",

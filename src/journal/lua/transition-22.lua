@@ -17,7 +17,7 @@
   with no read and no release of its own (a task of up to 64 KiB; a larger one its gateway reads on the notice).
 
     KEYS[1]  task   KEYS[2] run   KEYS[3] journal   KEYS[4] clientTasks   KEYS[5] clientActive   KEYS[6] profileActive
-    KEYS[7]  pushConfigs   KEYS[8] pushQueue   KEYS[9] pushReady
+    KEYS[7]  pushConfigs   KEYS[8] pushOutbox   KEYS[9] pushReady
     KEYS[10] clientRunning (SET: the client's runs that actors execute now)
     KEYS[11] clientInterrupted (SET)   KEYS[12] inputDue (ZSET task id -> input timeout, ms)
     KEYS[13] purge (ZSET task id -> next deletion step, ms)   KEYS[14] bytes (HASH of stored-bytes counters)

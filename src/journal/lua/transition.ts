@@ -35,7 +35,7 @@ export const TASK_STEP_KEYS = [
   "clientActive",
   "profileActive",
   "pushConfigs",
-  "pushQueue",
+  "pushOutbox",
   "pushReady",
 ] as const;
 

@@ -45,7 +45,7 @@ async function cancelScript(task: AcceptedTask, asClient = task.clientId): Promi
       clientActive: k.clientActive(0, asClient),
       profileActive: k.profileActive(0, PROFILE),
       pushConfigs: k.pushConfigs(0, task.taskId),
-      pushQueue: k.pushQueue(0, task.taskId),
+      pushOutbox: k.pushOutbox(0, task.taskId),
       pushReady: k.pushReady(0),
       clientRunning: k.clientRunning(0, asClient),
       clientInterrupted: k.clientInterrupted(0, asClient),

@@ -2,11 +2,11 @@
 // index entry, its bytes given back) and expireInput (an interrupted task past its input timeout fails with a journal
 // entry and a webhook delivery), each documented return, and counters that come back to zero whatever the tasks did.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DueTasks, inputTimeoutMessage, PushConfigs } from "../../../src/journal/index.ts";
+import { DueTasks, inputTimeoutMessage, PushConfigs, pushReadyMember } from "../../../src/journal/index.ts";
 import { EXPIRE_INPUT } from "../../../src/journal/lua/expire-input.ts";
 import { PURGE } from "../../../src/journal/lua/purge.ts";
 import { tenancyViolations } from "../../faults/invariants.ts";
-import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
+import { type JournalFixture, journalFixture, queuedDeliveries, userMessage } from "../../support/journal.ts";
 import { keysUnder, startRedis, type TestRedis } from "../../support/redis.ts";
 import {
   type AcceptedTask,
@@ -61,12 +61,13 @@ async function purgeScript(f: JournalFixture, taskId: string, clientId: string):
       run: k.run(0, taskId),
       journal: k.journal(0, taskId),
       pushConfigs: k.pushConfigs(0, taskId),
-      pushQueue: k.pushQueue(0, taskId),
+      pushOutbox: k.pushOutbox(0, taskId),
       pushReady: k.pushReady(0),
       clientTasks: k.clientTasks(0, clientId, PROFILE),
       bytes: k.bytes(0),
       contextTasks: k.contextTasks(0, clientId, PROFILE, contextId),
       chunks: k.artifactChunks(0, taskId),
+      legacyPushQueue: k.legacyPushQueue(0, taskId),
     },
     { taskId, clientId },
   );
@@ -108,9 +109,14 @@ describe("purge", () => {
     dump = await dumpUnder(f.redis, f.prefix);
     expect(await purgeScript(f, task.taskId, "someone-else")).toBe("otherClient");
     expect(await dumpUnder(f.redis, f.prefix)).toEqual(dump);
+    // its webhook queues go with it: the config's (its deliveries are still pending), and one of an earlier version
+    expect(await f.redis.zrange(k.pushReady(0), 0, -1)).toEqual([pushReadyMember(task.taskId, "a")]);
+    await f.redis.rpush(k.legacyPushQueue(0, task.taskId), `{"id":"${task.taskId}.1.a","cfg":"a"}`);
+    await f.redis.zadd(k.pushReady(0), 0, task.taskId);
     expect(await purgeScript(f, task.taskId, clientId)).toBe("taskDeleted");
     const left = await keysUnder(f.redis, f.prefix);
     expect(left.filter((key) => key.includes(task.taskId))).toEqual([]);
+    expect(await f.redis.exists(k.pushReady(0))).toBe(0);
     expect(await f.redis.zscore(k.clientTasks(0, clientId, PROFILE), task.taskId)).toBeNull();
     expect(await f.redis.exists(k.contextTasks(0, clientId, PROFILE, task.contextId))).toBe(0);
     expect(await f.redis.hgetall(k.bytes(0))).toEqual({});
@@ -166,7 +172,7 @@ function expireScript(f: JournalFixture, task: AcceptedTask, clientId = task.cli
       purge: k.purge(0),
       bytes: k.bytes(0),
       pushConfigs: k.pushConfigs(0, task.taskId),
-      pushQueue: k.pushQueue(0, task.taskId),
+      pushOutbox: k.pushOutbox(0, task.taskId),
       pushReady: k.pushReady(0),
       contextTasks: k.contextTasks(0, clientId, PROFILE, task.contextId),
       taskStreams: k.taskStreams(0, task.taskId),
@@ -218,7 +224,7 @@ describe("expireInput", () => {
     expect(await f.redis.smembers(k.clientInterrupted(0, clientId))).toEqual([task.taskId]);
     const timeout = Number(await f.redis.zscore(k.inputDue(0), task.taskId)) - (await redisMs(f.redis));
     expect(timeout).toBeWithin(55_000, 60_001);
-    await f.redis.del(k.pushQueue(0, task.taskId)); // only the expiry's delivery is looked at below
+    await f.redis.del(k.pushOutbox(0, task.taskId)); // only the expiry's delivery is looked at below
 
     // -2: not due yet; -3: another client's keys; both write nothing
     let dump = await dumpUnder(f.redis, f.prefix);
@@ -240,9 +246,9 @@ describe("expireInput", () => {
     expect(snap?.record.state).toBe("TASK_STATE_FAILED");
     expect(snap?.record.rev).toBe(4);
     expect(snap?.record.status.message?.parts).toEqual([{ text: inputTimeoutMessage(60) }]);
-    const outbox = (await f.redis.lrange(k.pushQueue(0, task.taskId), 0, -1)).map((json) => JSON.parse(json));
-    expect(outbox.map((d) => [d.cfg, d.rev, d.ev.statusUpdate.status.state])).toEqual([["a", 4, "TASK_STATE_FAILED"]]);
-    expect(await f.redis.zscore(k.pushReady(0), task.taskId)).not.toBeNull();
+    const outbox = await queuedDeliveries(f.redis, k, task.taskId);
+    expect(outbox.map((d) => [d.cfg, d.rev, d.ev.statusUpdate?.status.state])).toEqual([["a", 4, "TASK_STATE_FAILED"]]);
+    expect(await f.redis.zscore(k.pushReady(0), pushReadyMember(task.taskId, "a"))).not.toBeNull();
     expect(await f.redis.hget(k.run(0, task.taskId), "state")).toBe("done");
     expect(await f.redis.scard(k.clientInterrupted(0, clientId))).toBe(0);
     expect(await f.redis.zscore(k.inputDue(0), task.taskId)).toBeNull();

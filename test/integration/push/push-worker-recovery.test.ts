@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { PushOutbox } from "../../../src/journal/index.ts";
 import { deliverOnce, type PushWorker, type PushWorkerDeps } from "../../../src/push/index.ts";
-import { type JournalFixture, journalFixture } from "../../support/journal.ts";
+import { type JournalFixture, journalFixture, queuedDeliveries } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { type Answer, loopbackOnly, type Received, type Receiver, startReceiver } from "./receiver.ts";
 import { pushWorker, revOf, runEvents, runSteps, SECRET, taskWithHooks, waitFor } from "./worker-fixture.ts";
@@ -61,7 +61,7 @@ describe("recovery", () => {
     await first.stop();
     expect(first.busy).toBe(0);
     expect(first.counters.delivered).toBe(2);
-    expect(await f.redis.llen(f.keys.pushQueue(0, task.taskId))).toBe(3);
+    expect(await queuedDeliveries(f.redis, f.keys, task.taskId)).toHaveLength(3);
     await Bun.sleep(400);
     expect(hook.requests).toHaveLength(2);
 
@@ -84,8 +84,8 @@ describe("recovery", () => {
     // The "crashed" worker: claims with a 1 s lease, sends the head, and dies before recording it.
     const outbox = new PushOutbox(f.redis, f.keys);
     const claimedAt = Date.now();
-    expect(await outbox.claim(0, 10, 1000)).toEqual([task.taskId]);
-    const due = await outbox.head(0, task.taskId);
+    expect(await outbox.claim(0, 10, 1000)).toEqual([{ shard: 0, taskId: task.taskId, configId: "c0" }]);
+    const due = await outbox.head(0, task.taskId, "c0");
     if (due?.config === undefined) throw new Error("no head delivery");
     const sent = await deliverOnce(
       { id: due.delivery.id, url: due.config.url, body: due.delivery.ev },

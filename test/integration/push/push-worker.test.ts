@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { PushConfigs } from "../../../src/journal/index.ts";
 import type { PushWorker, PushWorkerDeps, ResolvedAddress } from "../../../src/push/index.ts";
 import { verifyWebhook } from "../../../src/push/index.ts";
-import { type JournalFixture, journalFixture } from "../../support/journal.ts";
+import { type JournalFixture, journalFixture, queuedDeliveries } from "../../support/journal.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { PROFILE } from "../journal/helpers.ts";
 import { type Answer, loopbackOnly, neverConnect, type Received, type Receiver, startReceiver } from "./receiver.ts";
@@ -95,8 +95,8 @@ describe("delivery", () => {
       expect(["statusUpdate", "artifactUpdate"]).toContain(Object.keys(body)[0] as string);
     }
     expect(new Set(hook.requests.map((request) => request.headers["webhook-id"])).size).toBe(4);
-    expect(await f.redis.exists(f.keys.pushQueue(0, task.taskId))).toBe(0);
-    expect(await f.redis.zscore(f.keys.pushReady(0), task.taskId)).toBeNull();
+    expect(await f.redis.exists(f.keys.pushOutbox(0, task.taskId))).toBe(0);
+    expect(await f.redis.zcard(f.keys.pushReady(0))).toBe(0);
     expect(pusher.counters).toEqual({ delivered: 4, retried: 0, dead: 0, disabled: 0, dropped: 0 });
 
     const log = lines.join("");
@@ -138,6 +138,51 @@ describe("delivery", () => {
     expect(pusher.counters).toMatchObject({ delivered: 3, retried: refused.length, dead: 0 });
   });
 
+  test("a receiver that keeps failing holds back its own config only: the task's other receiver gets every event", async () => {
+    fixture();
+    const down = await receiver(() => ({ status: 503 }));
+    const up = await receiver();
+    const task = await taskWithHooks(f, [hookUrl(down), hookUrl(up)]);
+    await runSteps(f, task, ["TASK_STATE_WORKING", "the answer", "TASK_STATE_COMPLETED"]);
+    const journal = await runEvents(f, task);
+    // the failing config's retries wait a minute each: were the task's deliveries one queue, nothing would pass them
+    const pusher = worker({ backoffBaseMs: 60_000, random: () => 0.99 });
+    pusher.start();
+    const settled = () => pusher.counters.delivered === 3 && pusher.counters.retried === 1;
+    await waitFor("every event at the receiver that answers, and the other's first attempt", settled, 10_000);
+    expect(bodies(up.requests)).toEqual(events(journal));
+    // the other got its first event once, and waits for the retry: in order, nothing of it skipped
+    expect(down.requests.map(revOf)).toEqual([2]);
+    const waiting = await queuedDeliveries(f.redis, f.keys, task.taskId);
+    expect(waiting.map((d) => [d.cfg, d.rev, d.attempts])).toEqual([
+      ["c0", 2, 1],
+      ["c0", 3, 0],
+      ["c0", 4, 0],
+    ]);
+    expect(pusher.counters).toMatchObject({ dead: 0 });
+  });
+
+  test("deliveries an earlier version queued (one list per task) are delivered, each config's in journal order", async () => {
+    fixture();
+    const first = await receiver();
+    const second = await receiver();
+    const task = await taskWithHooks(f, [hookUrl(first), hookUrl(second)]);
+    await runSteps(f, task, ["TASK_STATE_WORKING", "the answer", "TASK_STATE_COMPLETED"]);
+    const journal = await runEvents(f, task);
+    // as an earlier version left them: all the task's deliveries in one list, in journal order, due as the task id
+    const queued = await queuedDeliveries(f.redis, f.keys, task.taskId);
+    const inJournalOrder = [...queued].sort((a, b) => a.rev - b.rev || a.cfg.localeCompare(b.cfg));
+    await f.redis.del(f.keys.pushOutbox(0, task.taskId), f.keys.pushReady(0));
+    await f.redis.rpush(f.keys.legacyPushQueue(0, task.taskId), ...inJournalOrder.map((d) => JSON.stringify(d)));
+    await f.redis.zadd(f.keys.pushReady(0), 0, task.taskId);
+    const pusher = worker();
+    pusher.start();
+    await waitFor("every delivery", () => pusher.counters.delivered === 6, 10_000);
+    expect(bodies(first.requests)).toEqual(events(journal));
+    expect(bodies(second.requests)).toEqual(events(journal));
+    expect(await f.redis.exists(f.keys.legacyPushQueue(0, task.taskId), f.keys.pushOutbox(0, task.taskId))).toBe(0);
+  });
+
   test("a 429 with Retry-After is retried no sooner than the receiver asked", async () => {
     fixture();
     const at: number[] = [];
@@ -171,7 +216,7 @@ describe("delivery", () => {
       { task: task.taskId, cfg: "c0", rev: "3", id: ids[1] as string, reason: "http status 400" },
     ]);
     expect(pusher.counters).toMatchObject({ delivered: 0, retried: 0, dead: 2 });
-    expect(await f.redis.exists(f.keys.pushQueue(0, task.taskId))).toBe(0);
+    expect(await f.redis.exists(f.keys.pushOutbox(0, task.taskId))).toBe(0);
   });
 
   test("past push.maxAttempts a failing delivery is dead-lettered as given up, and the next event goes on", async () => {
@@ -223,7 +268,7 @@ describe("switched off", () => {
     expect(await pusher.tick()).toBe(0);
     await Bun.sleep(300);
     expect(hook.requests).toHaveLength(0);
-    expect(await f.redis.llen(f.keys.pushQueue(0, task.taskId))).toBe(1);
+    expect(await queuedDeliveries(f.redis, f.keys, task.taskId)).toHaveLength(1);
   });
 });
 
@@ -259,7 +304,7 @@ describe("configs that end", () => {
     expect(hook.requests).toHaveLength(0);
     expect(await deadLetters(f)).toEqual([]);
     expect(pusher.counters).toMatchObject({ dropped: 2, delivered: 0, dead: 0 });
-    expect(await f.redis.exists(f.keys.pushQueue(0, task.taskId))).toBe(0);
+    expect(await f.redis.exists(f.keys.pushOutbox(0, task.taskId))).toBe(0);
   });
 
   test("a refused address is dead-lettered with the policy's reason and nothing is sent", async () => {
@@ -276,7 +321,9 @@ describe("configs that end", () => {
     await pusher.tick();
     expect(never.calls).toEqual([]);
     expect(asked).toEqual(["internal.example"]);
-    expect((await deadLetters(f)).map(({ cfg, reason }) => ({ cfg, reason }))).toEqual([
+    // (each config has its queue: the two are settled in either order)
+    const letters = (await deadLetters(f)).map(({ cfg, reason }) => ({ cfg, reason }));
+    expect(letters.sort((a, b) => String(a.cfg).localeCompare(String(b.cfg)))).toEqual([
       { cfg: "c0", reason: "private address 10.0.0.1" },
       { cfg: "c1", reason: "metadata address 169.254.169.254" },
     ]);

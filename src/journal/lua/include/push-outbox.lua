@@ -1,9 +1,21 @@
 --[[
   The webhook outbox, shared by every script that appends a journal entry: one delivery per push config of the task,
-  in journal order, and the task marked due (workers deliver; see push-outbox.ts).
+  in journal order, queued per config (a receiver that fails holds back its own deliveries only), and each config's
+  queue marked due in the shard's ready set as "<taskId> <configId>" (workers deliver; see push-outbox.ts).
+  A task's outbox is one HASH: per config, `n:<cfg>` counts the deliveries queued since its queue was last empty,
+  `d:<cfg>` those of them settled, and `<i>:<cfg>` holds the i-th, so that the head is `<d + 1>:<cfg>`.
 ]]
 local OUTBOX = {}
-local function enqueueDeliveries(configsKey, queueKey, readyKey, taskId, rev, event)
+
+-- Appends one delivery (JSON) to a config's queue in the task's outbox, and marks the queue due at nowMs unless it is
+-- due already, waits for a retry or is claimed.
+local function queueDelivery(outboxKey, readyKey, taskId, cfg, delivery, nowMs)
+  local queued = redis.call('HINCRBY', outboxKey, 'n:' .. cfg, 1)
+  redis.call('HSET', outboxKey, queued .. ':' .. cfg, delivery)
+  redis.call('ZADD', readyKey, 'NX', nowMs, taskId .. ' ' .. cfg)
+end
+
+local function enqueueDeliveries(configsKey, outboxKey, readyKey, taskId, rev, event)
   -- a script writes for one task: its configs are read once, however many events it appends
   if not OUTBOX.configs then
     OUTBOX.configs = redis.call('HKEYS', configsKey)
@@ -13,9 +25,9 @@ local function enqueueDeliveries(configsKey, queueKey, readyKey, taskId, rev, ev
   if #configs == 0 then
     return
   end
+  local nowMs = redisNowMs()
   for _, cfg in ipairs(configs) do
-    redis.call('RPUSH', queueKey, '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg .. '","rev":'
-      .. rev .. ',"attempts":0,"ev":' .. event .. '}')
+    queueDelivery(outboxKey, readyKey, taskId, cfg, '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg
+      .. '","rev":' .. rev .. ',"attempts":0,"ev":' .. event .. '}', nowMs)
   end
-  redis.call('ZADD', readyKey, 'NX', redisNowMs(), taskId)
 end

@@ -5,9 +5,10 @@
   stored bytes given back to its client's and profile's counters in the same step, so that they never drift.
 
     KEYS[1] purge (ZSET task id -> next deletion step, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
-    KEYS[5] pushConfigs   KEYS[6] pushQueue   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client and
+    KEYS[5] pushConfigs   KEYS[6] pushOutbox   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client and
     profile)   KEYS[9] bytes (HASH of the shard's stored-bytes counters)   KEYS[10] contextTasks (of its context)
     KEYS[11] chunks (STRING: the task's artifact events not yet compacted)
+    KEYS[12] legacyPushQueue (LIST: deliveries queued by a version before the queues per config)
     ARGV[1] task id   ARGV[2] the task's client id (as the caller read it; "" when the task is gone)
 
   Returns: 2 the task is deleted; 1 its journal is deleted and the task rescheduled; 0 a stale member (the task is
@@ -32,13 +33,22 @@ if task[1] and task[2] ~= ARGV[2] then
   return -3
 end
 
+-- The task's webhook queues leave the ready set with it: one per config it has (a queue of a config deleted before it
+-- leaves when a worker finds it empty), and the bare task id of a queue from before the queues per config.
+local function unmarkQueues()
+  for _, cfg in ipairs(redis.call('HKEYS', KEYS[5])) do
+    redis.call('ZREM', KEYS[7], ARGV[1] .. ' ' .. cfg)
+  end
+  redis.call('ZREM', KEYS[7], ARGV[1])
+end
+
 local state = task[1]
 if state ~= 'TASK_STATE_COMPLETED' and state ~= 'TASK_STATE_FAILED' and state ~= 'TASK_STATE_CANCELED'
     and state ~= 'TASK_STATE_REJECTED' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   if not state then
-    redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11])
-    redis.call('ZREM', KEYS[7], ARGV[1])
+    unmarkQueues()
+    redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11], KEYS[12])
   end
   return 0
 end
@@ -51,8 +61,8 @@ if taskAt > nowMs then
   return 1
 end
 countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11])
-redis.call('ZREM', KEYS[7], ARGV[1])
+unmarkQueues()
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11], KEYS[12])
 unindexTask(KEYS[8], KEYS[10], ARGV[1], state)
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 2

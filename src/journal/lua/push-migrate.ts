@@ -1,0 +1,11 @@
+// pushMigrate-3.lua called by name: a task's deliveries queued by a version before the queues per config, moved into
+// its outbox.
+import { defineScript, replyNumber } from "../scripts.ts";
+
+export const PUSH_MIGRATE = defineScript({
+  name: "pushMigrate",
+  keys: ["legacyPushQueue", "pushOutbox", "pushReady"],
+  args: ["taskId"],
+  /** How many deliveries were moved. */
+  decode: (reply) => replyNumber("pushMigrate", reply),
+});
