@@ -39,6 +39,16 @@ export type OutputTarget = Pick<RunWriter, "artifact" | "status"> & Partial<Pick
 export const TEXT_ARTIFACT_NAME = "response";
 
 /**
+ * Settles as `first` and then `second` do. Both are writes already asked for: when `first` rejects (a lost lease, the
+ * task's size limit), `second` rejects too, and is marked handled here, since its error reaches the caller as
+ * `first`'s (an unhandled rejection ends the process).
+ */
+function after(first: Promise<void>, second: Promise<void>): Promise<void> {
+  second.catch(() => {});
+  return first.then(() => second);
+}
+
+/**
  * Writes output straight to the journal. Text deltas form one artifact per leg: the first chunk without `append`
  * (so a retried leg replaces its earlier partial text), later chunks with `append: true`, and the final one with
  * `lastChunk: true`. To mark the final chunk, the newest delta is held until the next one arrives or the leg ends.
@@ -70,13 +80,13 @@ export class JournalSink implements OutputSink {
       artifact,
       chunk?.append === true ? { append: true, lastChunk } : { lastChunk },
     );
-    return previous.then(() => written);
+    return after(previous, written);
   }
 
   progress(message: string, metadata?: Record<string, unknown>): Promise<void> {
     const previous = this.flushHeld(false);
     const written = this.writer.status("TASK_STATE_WORKING", { text: message, metadata });
-    return previous.then(() => written);
+    return after(previous, written);
   }
 
   finish(result: HandlerResult): Promise<void> {
@@ -86,7 +96,7 @@ export class JournalSink implements OutputSink {
       result.state === "TASK_STATE_COMPLETED"
         ? this.writer.status(result.state)
         : this.writer.status(result.state, { text: result.message, history: true });
-    return closed.then(() => status);
+    return after(closed, status);
   }
 
   failureMessage(message: string): Promise<string> {

@@ -417,13 +417,12 @@ export class RunWriter {
     this.outputLimited = true;
     step.updates = [];
     const { status } = step;
-    // (a failure stays as it is: the executor's own, after the limit, says why)
-    if (
-      status &&
-      status.state !== "TASK_STATE_FAILED" &&
-      (TERMINAL.has(status.state) || INTERRUPTED.has(status.state))
-    ) {
-      step.status = this.failedInstead(status, outputLimitFailure(this.maxTaskBytes));
+    if (status) {
+      // (a failure stays as it is: the executor's own, after the limit, says why)
+      const ends =
+        status.state !== "TASK_STATE_FAILED" && (TERMINAL.has(status.state) || INTERRUPTED.has(status.state));
+      const kept = ends ? this.failedInstead(status, outputLimitFailure(this.maxTaskBytes)) : status;
+      step.status = { ...kept, historyMessage: undefined, artifacts: undefined };
     }
     if (first) this.onOutputLimit?.();
   }
@@ -450,8 +449,7 @@ export class RunWriter {
 
   /** One transition: the step's artifact updates, then its status change; a run's end compacts the artifact list. */
   private transitionOf(step: Pending): TransitionInput {
-    const limited = this.outputLimited;
-    const events: StreamResponse[] = limited ? [] : step.updates.map((artifactUpdate) => ({ artifactUpdate }));
+    const events: StreamResponse[] = step.updates.map((artifactUpdate) => ({ artifactUpdate }));
     const common = {
       claim: this.claim,
       retentionSeconds: this.retention.retentionSeconds,
@@ -476,8 +474,8 @@ export class RunWriter {
       status: status.status,
       event: status.event,
       artifactEvents: events,
-      historyMessage: limited ? undefined : status.historyMessage,
-      ...(status.artifacts && !limited ? { artifacts: status.artifacts } : {}),
+      historyMessage: status.historyMessage,
+      ...(status.artifacts ? { artifacts: status.artifacts } : {}),
       ...(status.ack ? { ackEntry: this.claim.entryId, next: this.chain?.request() } : {}),
     };
   }

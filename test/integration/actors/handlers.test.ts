@@ -223,4 +223,5 @@ test("an answer that would take its task past worker.maxTaskBytes stops there: F
   const active = await inst.f.redis.smembers(inst.f.keys.clientActive(0, inst.clientId));
   expect(active.filter((taskId) => taskId === streamed || taskId === whole)).toEqual([]);
   expect(work.lines.filter((line) => /size limit reached/.test(line)).length).toBeGreaterThanOrEqual(2);
+  expect(work.lines.filter((line) => /actor exited/.test(line))).toEqual([]);
 });

@@ -2,7 +2,7 @@
 // guardrails are configured), and the after-the-fact check of `fullTextCheck: off`.
 import { expect, test } from "bun:test";
 import { CheckedSink } from "../../../src/actors/checked-sink.ts";
-import { createOutputSink, JournalSink } from "../../../src/actors/emit-gate.ts";
+import { createOutputSink, JournalSink, type OutputTarget } from "../../../src/actors/emit-gate.ts";
 import { GuardedSink } from "../../../src/actors/guarded-sink.ts";
 import { ContentCheckFailure, profileGuardrails } from "../../../src/actors/output-check.ts";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
@@ -92,4 +92,22 @@ test("profileGuardrails: one composed guardrail per guarded profile; a bad moder
   });
   expect(() => profileGuardrails({ ...config, profiles: [moderated] }, { env: {} })).toThrow(GuardrailConfigError);
   expect(profileGuardrails({ ...config, profiles: [moderated] }, { env: { MOD_KEY: "k" } }).size).toBe(1);
+});
+
+test("the journal sink: when the writer refuses every write (a lost lease, the size limit), each call rejects, once", async () => {
+  const refused = new Error("refused");
+  const target: OutputTarget = { artifact: () => Promise.reject(refused), status: () => Promise.reject(refused) };
+  const sink = new JournalSink(target, "response-1");
+  // a held delta is written ahead of each call below: both writes reject, and the call reports one of them; neither
+  // is left unhandled (which would end the actor's process)
+  for (const call of [
+    () => sink.artifact({ artifactId: "a", parts: [{ text: "x" }] }),
+    () => sink.progress("working"),
+    () => sink.finish(COMPLETED),
+  ]) {
+    await sink.text("held");
+    expect(await call().catch((error: unknown) => error)).toBe(refused);
+  }
+  // give an unhandled rejection the turn it needs to be reported
+  await new Promise((resolve) => setTimeout(resolve, 10));
 });
