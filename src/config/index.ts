@@ -19,6 +19,8 @@ export {
   clientRequestBurst,
   clientWaitingShare,
   denyPatternRegExp,
+  type ExtendedCard,
+  ExtendedCardSchema,
   type FullTextCheck,
   FullTextCheckSchema,
   type GuardrailsConfig,

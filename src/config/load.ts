@@ -13,11 +13,13 @@ import {
   type ConfigEnvironmentVariable,
   ConfigSchema,
   denyPatternRegExp,
+  ExtendedCardSchema,
   GuardrailsSchema,
   LlmSchema,
   PushSchema,
   RedisSchema,
   ServerSchema,
+  SkillSchema,
   WorkerSchema,
 } from "./schema.ts";
 
@@ -314,6 +316,17 @@ function checkProfiles(profiles: unknown[], report: Report): void {
       else report(`${at}/name`, `duplicate profile name ${JSON.stringify(profile.name)}: also profiles[${first}]`);
     }
     if (Value.Check(LlmSchema, profile.llm)) checkUrl(`${at}/llm/baseUrl`, profile.llm.baseUrl, HTTP, report);
+    if (Value.Check(SkillSchema, profile.skill) && Value.Check(ExtendedCardSchema, profile.extendedCard)) {
+      const ids = new Set([profile.skill.id]);
+      profile.extendedCard.skills.forEach((skill, skillIndex) => {
+        if (ids.has(skill.id))
+          report(
+            `${at}/extendedCard/skills/${skillIndex}/id`,
+            `duplicate skill id ${JSON.stringify(skill.id)} in the card`,
+          );
+        ids.add(skill.id);
+      });
+    }
     for (const field of ["inputSchema", "outputSchema"] as const) {
       const schema = profile[field];
       if (!isRecord(schema)) continue;

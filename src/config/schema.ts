@@ -410,17 +410,43 @@ const envVarName = (description: string) =>
     description,
   });
 
-export const SkillSchema = Type.Object(
-  {
-    id: Type.String({ minLength: 1, description: "Skill id in the agent card." }),
-    name: Type.String({ minLength: 1, description: "Human-readable skill name." }),
-    description: Type.String({ minLength: 1, description: "What the skill does, for clients choosing one." }),
-    tags: Type.Array(Type.String(), { default: [], description: "Keywords for the skill." }),
-    examples: Type.Optional(Type.Array(Type.String(), { description: "Example prompts." })),
-  },
-  { additionalProperties: false, description: "The one skill this profile publishes in its agent card." },
-);
+const skillSchema = (description: string) =>
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, description: "Skill id in the agent card." }),
+      name: Type.String({ minLength: 1, description: "Human-readable skill name." }),
+      description: Type.String({ minLength: 1, description: "What the skill does, for clients choosing one." }),
+      tags: Type.Array(Type.String(), { default: [], description: "Keywords for the skill." }),
+      examples: Type.Optional(Type.Array(Type.String(), { description: "Example prompts." })),
+    },
+    { additionalProperties: false, description },
+  );
+
+export const SkillSchema = skillSchema("The one skill this profile publishes in its agent card.");
 export type Skill = Static<typeof SkillSchema>;
+
+export const ExtendedCardSchema = Type.Object(
+  {
+    description: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The agent's description in the extended card, instead of the profile's.",
+      }),
+    ),
+    skills: Type.Array(skillSchema("A skill the extended card lists after the profile's own."), {
+      default: [],
+      description: "Skills only authenticated clients see, listed after the profile's skill (ids unique in the card).",
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The extended agent card: the public card (capabilities.extendedAgentCard then true) with this description and " +
+      "these skills, served by GetExtendedAgentCard to authenticated clients that may use the profile, signed like " +
+      "the public card. Keeps from anonymous readers of the public card what only clients should see.",
+  },
+);
+export type ExtendedCard = Static<typeof ExtendedCardSchema>;
 
 export const LlmSchema = Type.Object(
   {
@@ -484,6 +510,7 @@ export const ProfileSchema = Type.Object(
     description: Type.String({ minLength: 1, description: "What this agent does (agent card)." }),
     handler: Type.String({ minLength: 1, description: "Name of a registered domain handler, e.g. echo." }),
     skill: SkillSchema,
+    extendedCard: Type.Optional(ExtendedCardSchema),
     inputModes: Type.Array(Type.String({ minLength: 1 }), {
       minItems: 1,
       default: ["text/plain"],

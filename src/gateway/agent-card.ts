@@ -1,16 +1,18 @@
 // Builds each profile's public agent card (one skill; the JSON-RPC endpoint at /a2a/<profile>, listed as a 1.0 and a
 // 0.3 interface, the HTTP+JSON binding under the same path, and the gRPC server with the profile as its tenant when one
-// runs) and serves it with Cache-Control and an ETag, plus the three top-level fields a 0.3 client reads (outside the
-// signature, which covers the 1.0 card). Cards carry no credentials and no internal details (handler, limits, identity).
+// runs) and serves it with Cache-Control and an ETag, plus the top-level fields a 0.3 client reads (outside the
+// signature, which covers the 1.0 card); and, for a profile with an extendedCard, the extended card that
+// GetExtendedAgentCard answers authenticated clients with. Cards carry no credentials and no internal details
+// (handler, limits, identity).
 import { createHash } from "node:crypto";
 import packageJson from "../../package.json" with { type: "json" };
-import { type Profile, requiresFullTextCheck } from "../config/index.ts";
+import { type Profile, requiresFullTextCheck, type Skill } from "../config/index.ts";
 import {
   type AgentCard,
+  type AgentSkill,
   type SecurityRequirement,
   type SecurityScheme,
-  V03_CARD_PROTOCOL_VERSION,
-  type V03CardFields,
+  toV03CardFields,
 } from "../protocol/index.ts";
 import { API_KEY_HEADER } from "./authenticator.ts";
 import { type CardSigner, JWKS_PATH } from "./card-signer.ts";
@@ -45,18 +47,32 @@ const SECURITY_REQUIREMENTS: SecurityRequirement[] = [
   { schemes: { apiKey: { list: [] } } },
 ];
 
-/**
- * The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/";
- * `grpcAddress`, the host:port of the gRPC server when one runs (the profile is then the gRPC interface's tenant).
- */
-export function buildAgentCard(profile: Profile, baseUrl: string, grpcAddress?: string): AgentCard {
-  const { skill } = profile;
+/** A configured skill as a card lists it, with the profile's media types. */
+function cardSkill(profile: Profile, skill: Skill): AgentSkill {
   const finalOnly = requiresFullTextCheck(profile);
   // tags is a required, non-empty list on the wire.
   const tags = skill.tags.length > 0 ? [...skill.tags] : [profile.name];
   return {
+    id: skill.id,
+    name: skill.name,
+    description: finalOnly ? `${skill.description.trimEnd()} ${FINAL_ONLY_NOTE}` : skill.description,
+    tags: finalOnly && !tags.includes(FINAL_ONLY_TAG) ? [...tags, FINAL_ONLY_TAG] : tags,
+    ...(skill.examples && skill.examples.length > 0 ? { examples: [...skill.examples] } : {}),
+    inputModes: [...profile.inputModes],
+    outputModes: [...profile.outputModes],
+  };
+}
+
+/**
+ * The card of one profile; `baseUrl` is what clients dial (server.publicUrl or the bound address), no trailing "/";
+ * `grpcAddress`, the host:port of the gRPC server when one runs (the profile is then the gRPC interface's tenant).
+ * With `extended`, the profile's extended card: the same card with the extendedCard's description and skills.
+ */
+export function buildAgentCard(profile: Profile, baseUrl: string, grpcAddress?: string, extended = false): AgentCard {
+  const more = extended ? profile.extendedCard : undefined;
+  return {
     name: profile.name,
-    description: profile.description,
+    description: more?.description ?? profile.description,
     version: packageJson.version,
     // JSON-RPC first: clients take the first interface they support.
     supportedInterfaces: [
@@ -79,35 +95,13 @@ export function buildAgentCard(profile: Profile, baseUrl: string, grpcAddress?: 
     capabilities: {
       streaming: profile.streaming,
       pushNotifications: profile.pushNotifications,
-      extendedAgentCard: false,
+      extendedAgentCard: profile.extendedCard !== undefined,
     },
     securitySchemes: SECURITY_SCHEMES,
     securityRequirements: SECURITY_REQUIREMENTS,
     defaultInputModes: [...profile.inputModes],
     defaultOutputModes: [...profile.outputModes],
-    skills: [
-      {
-        id: skill.id,
-        name: skill.name,
-        description: finalOnly ? `${skill.description.trimEnd()} ${FINAL_ONLY_NOTE}` : skill.description,
-        tags: finalOnly && !tags.includes(FINAL_ONLY_TAG) ? [...tags, FINAL_ONLY_TAG] : tags,
-        ...(skill.examples && skill.examples.length > 0 ? { examples: [...skill.examples] } : {}),
-        inputModes: [...profile.inputModes],
-        outputModes: [...profile.outputModes],
-      },
-    ],
-  };
-}
-
-/**
- * The top-level fields of a 0.3 card that a 0.3 client reads to find the endpoint. 1.0 parsers ignore them (the
- * official SDKs read `supportedInterfaces` when it is present), and they are not part of the signed 1.0 card.
- */
-export function v03CardFields(profile: Profile, baseUrl: string): V03CardFields {
-  return {
-    url: `${baseUrl}${profilePath(profile.name)}`,
-    preferredTransport: "JSONRPC",
-    protocolVersion: V03_CARD_PROTOCOL_VERSION,
+    skills: [profile.skill, ...(more?.skills ?? [])].map((skill) => cardSkill(profile, skill)),
   };
 }
 
@@ -122,6 +116,7 @@ interface ServedCard {
  */
 export class AgentCards {
   private readonly cards = new Map<string, ServedCard>();
+  private readonly extendedCards = new Map<string, AgentCard>();
 
   constructor(
     private readonly profiles: readonly Profile[],
@@ -139,18 +134,30 @@ export class AgentCards {
     });
   }
 
+  /**
+   * The extended card of a profile (GetExtendedAgentCard), signed like the public one; undefined when the profile has
+   * no extendedCard.
+   */
+  extended(profile: Profile): AgentCard | undefined {
+    if (profile.extendedCard === undefined) return undefined;
+    const { base, grpc, cacheKey } = this.where(profile);
+    let card = this.extendedCards.get(cacheKey);
+    if (!card) {
+      card = this.signed(buildAgentCard(profile, base, grpc, true), base);
+      this.extendedCards.set(cacheKey, card);
+    }
+    return card;
+  }
+
   /** The card response of a profile (the first one when `name` is undefined), or undefined for an unknown name. */
   respond(name: string | undefined, request: Request): Response | undefined {
     const profile = name === undefined ? this.profiles[0] : this.profiles.find((p) => p.name === name);
     if (!profile) return undefined;
-    const base = this.baseUrl();
-    const grpc = this.grpcAddress();
-    const cacheKey = `${profile.name} ${base} ${grpc ?? ""}`;
+    const { base, grpc, cacheKey } = this.where(profile);
     let card = this.cards.get(cacheKey);
     if (!card) {
-      const built = buildAgentCard(profile, base, grpc);
-      const signed = this.signer ? { ...built, signatures: [this.signer.sign(built, `${base}${JWKS_PATH}`)] } : built;
-      const body = JSON.stringify({ ...signed, ...v03CardFields(profile, base) });
+      const signed = this.signed(buildAgentCard(profile, base, grpc), base);
+      const body = JSON.stringify({ ...signed, ...toV03CardFields(signed) });
       card = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
       this.cards.set(cacheKey, card);
     }
@@ -164,5 +171,16 @@ export class AgentCards {
       return new Response(null, { status: 304, headers });
     }
     return new Response(card.body, { headers });
+  }
+
+  /** Where a profile's cards point now, and the key their serialized forms are kept under. */
+  private where(profile: Profile): { base: string; grpc: string | undefined; cacheKey: string } {
+    const base = this.baseUrl();
+    const grpc = this.grpcAddress();
+    return { base, grpc, cacheKey: `${profile.name} ${base} ${grpc ?? ""}` };
+  }
+
+  private signed(card: AgentCard, base: string): AgentCard {
+    return this.signer ? { ...card, signatures: [this.signer.sign(card, `${base}${JWKS_PATH}`)] } : card;
   }
 }

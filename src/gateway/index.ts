@@ -8,7 +8,6 @@ export {
   PROTOCOL_VERSION,
   profilePath,
   V03_PROTOCOL_VERSION,
-  v03CardFields,
 } from "./agent-card.ts";
 export { createGatewayApp, type GatewayApp, routable } from "./app.ts";
 export { API_KEY_HEADER, AuthenticationBusyError, Authenticator, credentialsOf } from "./authenticator.ts";

@@ -94,10 +94,18 @@ export function resultProblem(method: A2aMethod, result: unknown): string | unde
   return protoJsonProblem(name, result);
 }
 
-/** The top-level fields a served card carries for 0.3 clients: documented, and not AgentCard fields. */
-export const V03_CARD_FIELDS = ["url", "preferredTransport", "protocolVersion"] as const;
+/**
+ * The top-level fields a served card carries for 0.3 clients: documented, and not AgentCard fields (the fourth only
+ * on the card of a profile with an extended card).
+ */
+export const V03_CARD_FIELDS = [
+  "url",
+  "preferredTransport",
+  "protocolVersion",
+  "supportsAuthenticatedExtendedCard",
+] as const;
 
-/** The problem of a served card read as an AgentCard, once the three 0.3 fields are set aside. */
+/** The problem of a served card read as an AgentCard, once the 0.3 fields are set aside. */
 export function cardProblem(card: unknown): string | undefined {
   if (typeof card !== "object" || card === null) return "AgentCard: not an object";
   const rest = Object.fromEntries(

@@ -1,6 +1,7 @@
 // The operations table: one plain function per A2A 1.0 method; the two streaming ones resolve with a source of
 // StreamResponses, the others with the method's response message. Bindings look operations up here by method name.
 import type { A2aMethod } from "../../protocol/index.ts";
+import { getExtendedAgentCard } from "./extended-card.ts";
 import { listTasks } from "./list-tasks.ts";
 import type { Operation, StreamOperation } from "./operation-call.ts";
 import {
@@ -12,7 +13,6 @@ import {
 import { sendMessage } from "./send-message.ts";
 import { sendStreamingMessage, subscribeToTask } from "./stream-methods.ts";
 import { cancelTask, getTask } from "./task-methods.ts";
-import { extendedCardUnsupported } from "./unsupported.ts";
 
 export type { Operation, OperationCall, StreamOperation } from "./operation-call.ts";
 
@@ -38,5 +38,5 @@ export const OPERATIONS: { readonly [M in UnaryMethod]: Operation<M> } = {
   GetTaskPushNotificationConfig: getTaskPushNotificationConfig,
   ListTaskPushNotificationConfigs: listTaskPushNotificationConfigs,
   DeleteTaskPushNotificationConfig: deleteTaskPushNotificationConfig,
-  GetExtendedAgentCard: extendedCardUnsupported,
+  GetExtendedAgentCard: getExtendedAgentCard,
 };

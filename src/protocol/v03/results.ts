@@ -3,6 +3,7 @@
 // `pushNotificationConfig` with a list of schemes. A 1.0 field 0.3 has no place for (a text part's mediaType or
 // filename) is left out.
 import type {
+  AgentCard,
   Artifact,
   ListTaskPushNotificationConfigsResponse,
   Message,
@@ -17,7 +18,9 @@ import type {
 import type { A2aMethod } from "../validate.ts";
 import {
   DATA_PART_WRAPPED,
+  V03_CARD_PROTOCOL_VERSION,
   type V03Artifact,
+  type V03CardFields,
   type V03Message,
   type V03Part,
   type V03StreamEvent,
@@ -141,8 +144,27 @@ export function toV03PushConfig(config: TaskPushNotificationConfig): V03TaskPush
 }
 
 /** A unary method's 1.0 result as the 0.3 method answers it: bare objects, a bare list of configs. */
+/**
+ * The top-level fields a 0.3 client reads from a card to find the endpoint and the extended card, taken from the 1.0
+ * card (its 0.3 JSON-RPC interface). 1.0 parsers ignore them, and they are not part of a signed 1.0 card.
+ */
+export function toV03CardFields(card: AgentCard): V03CardFields {
+  const { supportedInterfaces } = card;
+  const v03 =
+    supportedInterfaces.find((i) => i.protocolBinding === "JSONRPC" && i.protocolVersion === "0.3") ??
+    supportedInterfaces[0];
+  return {
+    url: v03?.url ?? "",
+    preferredTransport: "JSONRPC",
+    protocolVersion: V03_CARD_PROTOCOL_VERSION,
+    ...(card.capabilities.extendedAgentCard ? { supportsAuthenticatedExtendedCard: true } : {}),
+  };
+}
+
 export function toV03Result(method: A2aMethod, result: unknown): unknown {
   switch (method) {
+    case "GetExtendedAgentCard":
+      return { ...(result as AgentCard), ...toV03CardFields(result as AgentCard) };
     case "SendMessage": {
       const response = result as SendMessageResponse;
       return response.task !== undefined ? toV03Task(response.task) : toV03Message(response.message);

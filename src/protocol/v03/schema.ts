@@ -213,5 +213,7 @@ export const V03CardFieldsSchema = Type.Object({
   url: Type.String(),
   preferredTransport: Type.Literal("JSONRPC"),
   protocolVersion: Type.String(),
+  /** 0.3's place for capabilities.extendedAgentCard (agent/getAuthenticatedExtendedCard). */
+  supportsAuthenticatedExtendedCard: Type.Optional(Type.Boolean()),
 });
 export type V03CardFields = Static<typeof V03CardFieldsSchema>;

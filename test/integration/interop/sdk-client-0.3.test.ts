@@ -31,6 +31,7 @@ import {
   V03TaskPushNotificationConfigSchema,
   V03TaskSchema,
 } from "../../../src/protocol/index.ts";
+import { cardProblem } from "../../support/proto-json.ts";
 import { SseParser } from "../../support/sse-parser.ts";
 import { type Harness, profile, startHarness } from "../gateway/harness.ts";
 import { emitChunks } from "../streams/helpers.ts";
@@ -43,8 +44,10 @@ let sdk: Client;
 
 type StreamEvent = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
 
-// What each 0.3 method answers; the check refuses any field the 0.3 shape does not define.
-const RESULT_SCHEMAS: Record<string, TSchema | "list" | null> = {
+// What each 0.3 method answers; the check refuses any field the 0.3 shape does not define. The extended card is the
+// card as the well-known URL serves it to every client ("card": the 1.0 AgentCard plus the 0.3 fields).
+const RESULT_SCHEMAS: Record<string, TSchema | "list" | "card" | null> = {
+  "agent/getAuthenticatedExtendedCard": "card",
   "message/send": Type.Union([V03TaskSchema, V03MessageSchema]),
   "message/stream": V03StreamEventSchema,
   "tasks/get": V03TaskSchema,
@@ -65,6 +68,11 @@ function checkResult(method: string, result: unknown): void {
   const schema = RESULT_SCHEMAS[method];
   if (schema === undefined) return void problems.push(`${method}: no 0.3 method`);
   if (schema === null) return void (result === null || problems.push(`${method}: expected null`));
+  if (schema === "card") {
+    const problem = cardProblem(result);
+    if (problem !== undefined) problems.push(`${method}: ${problem}`);
+    return;
+  }
   const values = schema === "list" ? (result as unknown[]) : [result];
   const shape = schema === "list" ? V03TaskPushNotificationConfigSchema : schema;
   for (const value of values) {
@@ -124,8 +132,14 @@ async function collect(stream: AsyncGenerator<StreamEvent>, into: StreamEvent[])
   for await (const event of stream) into.push(event);
 }
 
+/** The profile's extended card, which the 0.3 client asks for (agent/getAuthenticatedExtendedCard). */
+const EXTENDED = {
+  description: "The echo agent, as its clients know it.",
+  skills: [{ id: "echo-private", name: "Private", description: "What only clients see.", tags: ["test"] }],
+};
+
 beforeAll(async () => {
-  h = await startHarness({ profiles: [profile("echo")] });
+  h = await startHarness({ profiles: [profile("echo", { extendedCard: EXTENDED })] });
   base = h.gateway.url;
   await h.actor.live();
   ({ id: clientId, key } = await h.client());
@@ -153,8 +167,12 @@ afterAll(async () => {
 });
 
 describe("@a2a-js/sdk 0.3 client", () => {
-  test("resolves the card through its 0.3 fields: endpoint, transport, capabilities", async () => {
+  test("resolves the card through its 0.3 fields: endpoint, transport, capabilities, the extended card", async () => {
+    // the public card says supportsAuthenticatedExtendedCard: the client asks for the extended card with its key
     const card = await sdk.getAgentCard();
+    expect(card.supportsAuthenticatedExtendedCard).toBe(true);
+    expect(card.description).toBe(EXTENDED.description);
+    expect(card.skills.map((skill) => skill.id)).toEqual(["echo", "echo-private"]);
     expect(card.url).toBe(`${base}/a2a/echo`);
     expect(card.preferredTransport).toBe("JSONRPC");
     expect(card.protocolVersion).toBe("0.3.0");

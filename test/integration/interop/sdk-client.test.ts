@@ -135,8 +135,17 @@ function texts(task: Task): string[] {
   );
 }
 
+/** What only authenticated clients of "second" see: its extended card (GetExtendedAgentCard). */
+const SECOND_EXTENDED = {
+  description: "The second agent, as its clients know it.",
+  skills: [{ id: "second-private", name: "Private", description: "What only clients see.", tags: ["test"] }],
+};
+
 beforeAll(async () => {
-  h = await startHarness({ profiles: [profile("echo"), profile("second")], grpc: true });
+  h = await startHarness({
+    profiles: [profile("echo"), profile("second", { extendedCard: SECOND_EXTENDED })],
+    grpc: true,
+  });
   base = h.gateway.url;
   await h.actor.live();
 });
@@ -205,7 +214,11 @@ for (const transport of TRANSPORTS) {
         url: `${base}/a2a/second/.well-known/agent-card.json`,
         path: "",
       });
+      // its public card offers an extended card, so the client fetches it (GetExtendedAgentCard) with its key
       const secondCard = await second.getAgentCard();
+      expect(secondCard.capabilities?.extendedAgentCard).toBe(true);
+      expect(secondCard.description).toBe(SECOND_EXTENDED.description);
+      expect(secondCard.skills.map((skill) => skill.id)).toEqual(["second", "second-private"]);
       expect(secondCard.supportedInterfaces[0]?.url).toBe(`${base}/a2a/second`);
       // The interface's tenant addresses the profile (gRPC serves every profile on one port; HTTP has none).
       const tenant = secondCard.supportedInterfaces.find((i) => i.protocolBinding === transport.binding)?.tenant ?? "";

@@ -358,6 +358,18 @@ describe("validation", () => {
     ]);
   });
 
+  test("an extended card's skill ids are unique in the card, the profile's skill included", () => {
+    const skill = (id: string) => ({ id, name: id, description: `Does ${id}.` });
+    const extendedCard = { skills: [skill("more"), skill("support"), skill("more")] };
+    const file = configFile({ profiles: [profile("support", { extendedCard })] });
+    expect(loadError({ file, env: {} }).problems).toEqual([
+      'profiles[0] (name "support").extendedCard.skills[1].id: duplicate skill id "support" in the card',
+      'profiles[0] (name "support").extendedCard.skills[2].id: duplicate skill id "more" in the card',
+    ]);
+    const loaded = loadProfile({ extendedCard: { skills: [skill("more")] } });
+    expect(loaded.extendedCard?.skills).toEqual([{ ...skill("more"), tags: [] }]);
+  });
+
   test("profile fields are validated with the profile named", () => {
     const file = configFile({
       profiles: [

@@ -1,10 +1,12 @@
 // The agent card of a profile: A2A 1.0 shape, a JSON-RPC 1.0, an HTTP+JSON 1.0 and a JSON-RPC 0.3 interface at
 // /a2a/<profile>, the profile's skill, both security schemes, nothing internal; served with Cache-Control and an ETag
-// and the top-level fields a 0.3 client reads.
+// and the top-level fields a 0.3 client reads; a profile's extended card.
 import { expect, test } from "bun:test";
+import { generateKeyPairSync } from "node:crypto";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { loadConfig, type Profile } from "../../../src/config/index.ts";
 import { FINAL_ONLY_NOTE, FINAL_ONLY_TAG } from "../../../src/gateway/agent-card.ts";
+import { CardSigner } from "../../../src/gateway/card-signer.ts";
 import { AgentCards, buildAgentCard } from "../../../src/gateway/index.ts";
 import { type AgentCard, AgentCardSchema } from "../../../src/protocol/index.ts";
 
@@ -131,4 +133,41 @@ test("a served card adds the 0.3 top-level fields (endpoint, transport, version)
     protocolVersion: "0.3.0",
   });
   expect(v1).toEqual(JSON.parse(JSON.stringify(buildAgentCard(profile(), "https://agents.example.com"))));
+});
+
+test("a profile with an extendedCard: both cards say so; the extended one has its description and skills after the profile's", async () => {
+  const extendedCard = {
+    description: "Plans trips, for clients.",
+    skills: [{ id: "book", name: "Book", description: "Books what was planned.", tags: [] }],
+  };
+  const travel = profile({ name: "travel", extendedCard });
+  const signer = CardSigner.fromPem(
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  );
+  const cards = new AgentCards([travel, profile()], () => "https://agents.example.com", signer);
+  const served = (await cards.respond("travel", new Request("http://x/"))?.json()) as AgentCard & {
+    supportsAuthenticatedExtendedCard?: boolean;
+  };
+  // the public card: the capability (and 0.3's flag), the profile's own description and skill only
+  expect(served.capabilities.extendedAgentCard).toBe(true);
+  expect(served.supportsAuthenticatedExtendedCard).toBe(true);
+  expect(served.description).toBe(travel.description);
+  expect(served.skills.map((skill) => skill.id)).toEqual(["echo"]);
+  const extended = cards.extended(travel);
+  expect(extended && cardShape.Check(extended)).toBe(true);
+  expect(extended?.description).toBe("Plans trips, for clients.");
+  expect(extended?.skills.map((skill) => [skill.id, skill.tags])).toEqual([
+    ["echo", ["test"]],
+    ["book", ["travel"]],
+  ]);
+  expect(extended?.supportedInterfaces).toEqual(served.supportedInterfaces);
+  // signed like the public card, over its own content; and kept: the same object on the next call
+  expect(extended?.signatures).toHaveLength(1);
+  expect(extended?.signatures?.[0]?.signature).not.toBe(served.signatures?.[0]?.signature);
+  expect(cards.extended(travel)).toBe(extended as AgentCard);
+  // a profile without one: no capability, no 0.3 flag, no extended card
+  const plain = (await cards.respond("echo", new Request("http://x/"))?.json()) as Record<string, unknown>;
+  expect((plain.capabilities as { extendedAgentCard: boolean }).extendedAgentCard).toBe(false);
+  expect("supportsAuthenticatedExtendedCard" in plain).toBe(false);
+  expect(cards.extended(profile())).toBeUndefined();
 });
