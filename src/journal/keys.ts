@@ -136,7 +136,7 @@ export class KeySpace {
   }
   /**
    * HASH: the stored bytes of a shard's clients and profiles, fields `client:<id>` and `profile:<name>`; each is the sum
-   * of its tasks' `bytes` and `jbytes` fields. A field at 0 is deleted.
+   * of its tasks' `bytes`, `jbytes` and `obytes` fields. A field at 0 is deleted.
    */
   bytes(shard: number): string {
     return `${this.shard(shard)}bytes`;

@@ -102,6 +102,8 @@ export class PushOutbox {
         legacyPushQueue: k.legacyPushQueue(shard, taskId),
         pushOutbox: k.pushOutbox(shard, taskId),
         pushReady: k.pushReady(shard),
+        task: k.task(shard, taskId),
+        bytes: k.bytes(shard),
       },
       { taskId },
     );
@@ -118,6 +120,8 @@ export class PushOutbox {
         pushReady: this.keys.pushReady(shard),
         pushDead: this.keys.pushDead(shard),
         pushConfigs: this.keys.pushConfigs(shard, taskId),
+        task: this.keys.task(shard, taskId),
+        bytes: this.keys.bytes(shard),
       },
       {
         taskId,

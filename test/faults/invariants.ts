@@ -112,7 +112,7 @@ export async function checkInvariants(
 
 /**
  * Read in one atomic step (a script over KEYS, for tests only), so that work in progress cannot make a false alarm:
- * each shard's stored-bytes counters equal the sums of their tasks' `bytes` and `jbytes`; each client's interrupted
+ * each shard's stored-bytes counters equal the sums of their tasks' `bytes`, `jbytes` and `obytes`; each client's interrupted
  * set holds exactly its INPUT_REQUIRED and AUTH_REQUIRED tasks, each with an input timeout scheduled; a running set
  * holds only running runs; a run is deferred exactly when it is in its client's deferred set; each task is in the
  * ListTasks index of its state, and a state index holds no task in another state.
@@ -128,8 +128,8 @@ for _, key in ipairs(keys) do
   if stem then stems[stem] = true end
   local id = stem and string.match(key, '^.*{%d+}:task:([^:]+)$')
   if id then
-    local t = redis.call('HMGET', key, 'cli', 'prof', 'state', 'bytes', 'jbytes')
-    local n = tonumber(t[4] or 0) + tonumber(t[5] or 0)
+    local t = redis.call('HMGET', key, 'cli', 'prof', 'state', 'bytes', 'jbytes', 'obytes')
+    local n = tonumber(t[4] or 0) + tonumber(t[5] or 0) + tonumber(t[6] or 0)
     local s = bucket(sums, stem)
     s['client:' .. (t[1] or '?')] = (s['client:' .. (t[1] or '?')] or 0) + n
     s['profile:' .. (t[2] or '?')] = (s['profile:' .. (t[2] or '?')] or 0) + n

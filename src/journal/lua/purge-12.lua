@@ -2,7 +2,7 @@
   One deletion step of a finished task whose time has come (the retention pass calls it for each due member of the
   shard's purge set): the journal alone when its retention ends before the task's (the task is then rescheduled for
   its own time), or the whole task: task, run, journal, chunk store, push configs and outbox, its index entries, and its
-  stored bytes given back to its client's and profile's counters in the same step, so that they never drift.
+  stored bytes (with its pending deliveries') given back to its client's and profile's counters in the same step, so that they never drift.
 
     KEYS[1] purge (ZSET task id -> next deletion step, ms)   KEYS[2] task   KEYS[3] run   KEYS[4] journal
     KEYS[5] pushConfigs   KEYS[6] pushOutbox   KEYS[7] pushReady   KEYS[8] clientTasks (of the task's client and
@@ -28,7 +28,7 @@ local nowMs = redisNowMs()
 if tonumber(due) > nowMs then
   return -2
 end
-local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'bytes', 'jbytes', 'purge')
+local task = redis.call('HMGET', KEYS[2], 'state', 'cli', 'prof', 'bytes', 'jbytes', 'purge', 'obytes')
 if task[1] and task[2] ~= ARGV[2] then
   return -3
 end
@@ -60,7 +60,7 @@ if taskAt > nowMs then
   redis.call('ZADD', KEYS[1], taskAt, ARGV[1])
   return 1
 end
-countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes)
+countBytes(KEYS[9], task[2], task[3], -tonumber(task[4] or 0) - journalBytes - tonumber(task[7] or 0))
 unmarkQueues()
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[11], KEYS[12])
 unindexTask(KEYS[8], KEYS[10], ARGV[1], state)

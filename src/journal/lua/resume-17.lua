@@ -127,13 +127,14 @@ if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[11], ARGV[13], ARGV[14])
 end
 redis.call('XADD', KEYS[8], '*', 'rev', rev, 'ev', event)
-enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, event)
+local outboxBytes = enqueueDeliveries(KEYS[11], KEYS[12], KEYS[13], taskId, rev, event)
 redis.call('SET', KEYS[5], ARGV[3] .. ':' .. taskId, 'EX', ARGV[10])
 redis.call('SADD', KEYS[3], taskId)
 redis.call('SADD', KEYS[4], taskId)
 indexTask(KEYS[9], KEYS[17], taskId, ARGV[9], state, 'TASK_STATE_SUBMITTED')
 leaveInterrupted(KEYS[14], KEYS[15], taskId)
 addStoredBytes(KEYS[6], KEYS[16], ARGV[5], ARGV[12], taskBytes, journalBytes)
+addOutboxBytes(KEYS[6], KEYS[16], ARGV[5], ARGV[12], outboxBytes)
 notifyChange(ARGV[11], taskId, 'TASK_STATE_SUBMITTED', rev)
 if ARGV[8] == '1' then
   return {1, taskId, rev, redis.call('HGETALL', KEYS[6])}

@@ -201,13 +201,14 @@ local taskId = taskIdOf(KEYS[1])
 local rev = tonumber(task[2])
 local taskBytes = 0
 local journalBytes = 0
+local outboxBytes = 0
 local function journal(event)
   rev = rev + 1
   if journalSeconds ~= 0 then
     redis.call('XADD', KEYS[3], '*', 'rev', rev, 'ev', event)
     journalBytes = journalBytes + #event
   end
-  enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
+  outboxBytes = outboxBytes + enqueueDeliveries(KEYS[7], KEYS[8], KEYS[9], taskId, rev, event)
 end
 if ARGV[14] ~= '' then
   journal(ARGV[14])
@@ -257,6 +258,7 @@ if journalSeconds == 0 and task[5] then
   redis.call('DEL', KEYS[3])
 end
 addStoredBytes(KEYS[1], KEYS[14], task[3], task[4], taskBytes, journalBytes, releasedBytes)
+addOutboxBytes(KEYS[1], KEYS[14], task[3], task[4], outboxBytes)
 if ARGV[3] ~= '' then
   indexTask(KEYS[4], KEYS[19], taskId, ARGV[6], from, to)
 elseif from ~= to then

@@ -215,7 +215,12 @@ describe("outbox", () => {
 
     const claimed = await outbox.claim(0, 100, 60_000);
     expect(claimed).toContainEqual({ shard: 0, taskId: task.taskId, configId: undefined });
+    const before = Number(await f.redis.hget(f.keys.bytes(0), `client:${owner}`));
     expect(await outbox.migrate(0, task.taskId)).toBe(4);
+    // that version did not count them: from now on they are, in the task's obytes and its client's counter
+    const moved = old.reduce((n, d) => n + JSON.stringify(d).length, 0);
+    expect(Number(await f.redis.hget(f.keys.task(0, task.taskId), "obytes"))).toBe(moved);
+    expect(Number(await f.redis.hget(f.keys.bytes(0), `client:${owner}`))).toBe(before + moved);
     expect(await f.redis.exists(legacy)).toBe(0);
     expect(await f.redis.zscore(f.keys.pushReady(0), task.taskId)).toBeNull();
     // each config's deliveries in their order, as they were (a retry's count kept), each queue due now

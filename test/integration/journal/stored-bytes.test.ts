@@ -4,7 +4,7 @@
 // counted, never refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Buffer } from "node:buffer";
-import { PushConfigs } from "../../../src/journal/index.ts";
+import { PushConfigs, PushOutbox } from "../../../src/journal/index.ts";
 import { PUSH_CONFIG_DELETE } from "../../../src/journal/lua/push-config-delete.ts";
 import { CapacityError, type Message } from "../../../src/protocol/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
@@ -35,15 +35,16 @@ const TASK_OVERHEAD_BYTES = 1024;
 const bytesOf = (text: string | undefined | null) => Buffer.byteLength(text ?? "");
 
 /**
- * What a task really stores, measured from Redis: its counted fields, its chunk store and its configs, and its journal's
- * `ev` values.
+ * What a task really stores, measured from Redis: its counted fields, its chunk store and its configs, its journal's
+ * `ev` values, and its pending webhook deliveries.
  */
-async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: number; jbytes: number }> {
+async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: number; jbytes: number; obytes: number }> {
   const k = f.keys;
   const fields = await f.redis.hgetall(k.task(0, taskId));
   const configs = await f.redis.hvals(k.pushConfigs(0, taskId));
   const journal = await f.redis.xrange(k.journal(0, taskId), "-", "+");
   const chunks = await f.redis.strlen(k.artifactChunks(0, taskId));
+  const outbox = Object.entries(await f.redis.hgetall(k.pushOutbox(0, taskId)));
   return {
     bytes:
       TASK_OVERHEAD_BYTES +
@@ -51,6 +52,8 @@ async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: num
       chunks +
       configs.reduce((n, json) => n + bytesOf(json), 0),
     jbytes: journal.reduce((n, [, entry]) => n + bytesOf(entry[entry.indexOf("ev") + 1]), 0),
+    // the deliveries, not the queues' counters
+    obytes: outbox.reduce((n, [field, json]) => n + (/^\d+:/.test(field) ? bytesOf(json) : 0), 0),
   };
 }
 
@@ -58,19 +61,20 @@ async function measured(f: JournalFixture, taskId: string): Promise<{ bytes: num
 async function expectExact(f: JournalFixture, clientId: string, taskIds: readonly string[]): Promise<number> {
   let total = 0;
   for (const taskId of taskIds) {
-    const [bytes, jbytes] = await f.redis.hmget(f.keys.task(0, taskId), "bytes", "jbytes");
+    const [bytes, jbytes, obytes] = await f.redis.hmget(f.keys.task(0, taskId), "bytes", "jbytes", "obytes");
     const real = await measured(f, taskId);
-    expect({ taskId, bytes: Number(bytes), jbytes: Number(jbytes) }).toEqual({ taskId, ...real });
-    total += real.bytes + real.jbytes;
+    const counted = { bytes: Number(bytes), jbytes: Number(jbytes), obytes: Number(obytes) };
+    expect({ taskId, ...counted }).toEqual({ taskId, ...real });
+    total += real.bytes + real.jbytes + real.obytes;
   }
   expect(Number(await f.redis.hget(f.keys.bytes(0), `client:${clientId}`))).toBe(total);
   return total;
 }
 
-/** The bytes an accepted task holds now (its two fields). */
+/** The bytes an accepted task holds now (its three fields). */
 async function held(f: JournalFixture, task: AcceptedTask): Promise<number> {
-  const [bytes, jbytes] = await f.redis.hmget(f.keys.task(0, task.taskId), "bytes", "jbytes");
-  return Number(bytes) + Number(jbytes);
+  const [bytes, jbytes, obytes] = await f.redis.hmget(f.keys.task(0, task.taskId), "bytes", "jbytes", "obytes");
+  return Number(bytes) + Number(jbytes) + Number(obytes);
 }
 
 const configs = (f: JournalFixture) => new PushConfigs(f.redis, f.keys);
@@ -154,9 +158,34 @@ describe("counting", () => {
     expect(await f.redis.exists(f.keys.journal(0, task.taskId))).toBe(0);
 
     const canceled = await acceptTask(f, clientId, { text: "cancel me" });
+    await configs(f).create(clientId, PROFILE, hook(canceled.taskId, "c"), 10);
     await f.journal.cancel(clientId, canceled.taskId, PROFILE, RETENTION);
     const total = await expectExact(f, clientId, [task.taskId, canceled.taskId]);
     expect(Number(await f.redis.hget(f.keys.bytes(0), `profile:${PROFILE}`))).toBe(total);
+
+    // the deliveries waiting for receivers are counted until they are settled: a retry's copy, then each outcome
+    const outbox = new PushOutbox(f.redis, f.keys);
+    expect(await f.redis.hget(f.keys.task(0, task.taskId), "obytes")).not.toBeNull();
+    for (const settlement of [
+      { outcome: "retry", atMs: 0 },
+      { outcome: "done" },
+      { outcome: "dead", reason: "http status 400" },
+      { outcome: "retry", atMs: 0 },
+      { outcome: "disable", reason: "http status 410 gone" },
+    ] as const) {
+      const head = await outbox.head(0, task.taskId, "inline");
+      if (head === undefined) throw new Error("no delivery waits");
+      expect(await outbox.settle(head, settlement)).toBe(true);
+      await expectExact(f, clientId, [task.taskId, canceled.taskId]);
+    }
+    // a deleted config ("second", and "inline" after the 410): what it still had queued goes as it is dropped
+    for (const cfg of ["inline", "second"]) {
+      for (let head = await outbox.head(0, task.taskId, cfg); head; head = await outbox.head(0, task.taskId, cfg)) {
+        await outbox.settle(head, { outcome: "done" });
+      }
+    }
+    await expectExact(f, clientId, [task.taskId, canceled.taskId]);
+    expect(Number(await f.redis.hget(f.keys.task(0, task.taskId), "obytes"))).toBe(0);
   });
 
   test("actors' output is counted, never refused: past the budget the task completes and the next message is refused", async () => {

@@ -8,13 +8,16 @@
 local OUTBOX = {}
 
 -- Appends one delivery (JSON) to a config's queue in the task's outbox, and marks the queue due at nowMs unless it is
--- due already, waits for a retry or is claimed.
+-- due already, waits for a retry or is claimed. Returns its bytes (counted in the task's `obytes` by the caller).
 local function queueDelivery(outboxKey, readyKey, taskId, cfg, delivery, nowMs)
   local queued = redis.call('HINCRBY', outboxKey, 'n:' .. cfg, 1)
   redis.call('HSET', outboxKey, queued .. ':' .. cfg, delivery)
   redis.call('ZADD', readyKey, 'NX', nowMs, taskId .. ' ' .. cfg)
+  return #delivery
 end
 
+-- Queues one delivery of the event per config of the task; returns the bytes queued, which the caller adds to the
+-- task's `obytes` (addOutboxBytes) with its other counts.
 local function enqueueDeliveries(configsKey, outboxKey, readyKey, taskId, rev, event)
   -- a script writes for one task: its configs are read once, however many events it appends
   if not OUTBOX.configs then
@@ -23,11 +26,13 @@ local function enqueueDeliveries(configsKey, outboxKey, readyKey, taskId, rev, e
   end
   local configs = OUTBOX.configs
   if #configs == 0 then
-    return
+    return 0
   end
   local nowMs = redisNowMs()
+  local bytes = 0
   for _, cfg in ipairs(configs) do
-    queueDelivery(outboxKey, readyKey, taskId, cfg, '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg .. '","cfg":"' .. cfg
-      .. '","rev":' .. rev .. ',"attempts":0,"ev":' .. event .. '}', nowMs)
+    bytes = bytes + queueDelivery(outboxKey, readyKey, taskId, cfg, '{"id":"' .. taskId .. '.' .. rev .. '.' .. cfg
+      .. '","cfg":"' .. cfg .. '","rev":' .. rev .. ',"attempts":0,"ev":' .. event .. '}', nowMs)
   end
+  return bytes
 end

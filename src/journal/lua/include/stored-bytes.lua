@@ -1,7 +1,9 @@
 --[[
   Stored-bytes accounting, shared by every script that stores or deletes task data. What is counted: the values of a
-  task's `st`, `hist`, `arts` and `meta` fields, its chunk store and its push configs (the task's `bytes` field), and the
-  `ev` value of each journal entry (its `jbytes` field), plus a fixed charge per task for what its values do not show:
+  task's `st`, `hist`, `arts` and `meta` fields, its chunk store and its push configs (the task's `bytes` field), the
+  `ev` value of each journal entry (its `jbytes` field) and each pending webhook delivery in its outbox (its `obytes`
+  field: a receiver that is down keeps a copy of every event per config), plus a fixed charge per task for what its
+  values do not show:
   its keys, run record, bookkeeping fields and index entries (TASK_OVERHEAD_BYTES, in its `bytes` from accept until it
   is deleted, so a flood of tiny tasks meets the budget as well). The task's field, its client's counter and its
   profile's counter (fields `client:<id>` and `profile:<name>` of the shard's bytes hash) change by the same amount in
@@ -33,6 +35,15 @@ local function addStoredBytes(taskKey, bytesKey, client, profile, taskBytes, jou
     redis.call('HINCRBY', taskKey, 'jbytes', journalBytes)
   end
   countBytes(bytesKey, client, profile, taskBytes + journalBytes - (releasedBytes or 0))
+end
+
+-- Adds n bytes (n may be negative) to a task's `obytes` (its pending webhook deliveries) and to its counters.
+local function addOutboxBytes(taskKey, bytesKey, client, profile, n)
+  if n == 0 then
+    return
+  end
+  redis.call('HINCRBY', taskKey, 'obytes', n)
+  countBytes(bytesKey, client, profile, n)
 end
 
 -- Whether storing n more bytes takes a counter of the bytes hash past its budget (0 = no budget).
