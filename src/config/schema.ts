@@ -302,11 +302,10 @@ export const ClientsSchema = Type.Object(
   {
     maxStoredBytes: integer(
       "Bytes one client's tasks may hold in Redis (messages, metadata, push configs, artifacts, journal entries, " +
-        "webhook notifications waiting for their receivers, and 1 KiB per task for its keys and bookkeeping), counted by the scripts that write them and given back when a " +
-        "finished task " +
-        "is deleted after its retention. A message or push config that would pass it is refused (HTTP 503, " +
-        "CLIENT_STORAGE_LIMIT_EXCEEDED) and nothing is stored; actors' output is counted but never refused, so the " +
-        "next message is. 0 = no limit. A client record's own value (clients limit --max-stored-bytes) wins.",
+        "webhook notifications waiting for their receivers, and 1 KiB per task for its keys and bookkeeping), counted " +
+        "by the scripts that write them and given back when a finished task is deleted after its retention. A " +
+        "message or push config that would pass it is refused (HTTP 503, CLIENT_STORAGE_LIMIT_EXCEEDED) and nothing " +
+        "is stored; actors' output is counted but never refused, so the next message is. 0 = no limit. A client record's own value (clients limit --max-stored-bytes) wins.",
       268_435_456,
       0,
     ),

@@ -13,9 +13,7 @@ local task = redis.call('HMGET', KEYS[1], 'cli', 'prof')
 if task[1] ~= ARGV[1] or task[2] ~= ARGV[2] then
   return -1
 end
-local existing = redis.call('HSTRLEN', KEYS[2], ARGV[3])
-if redis.call('HDEL', KEYS[2], ARGV[3]) == 0 then
+if not deleteConfig(KEYS[2], KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3]) then
   return 0
 end
-addStoredBytes(KEYS[1], KEYS[3], ARGV[1], ARGV[2], -existing, 0)
 return 1

@@ -13,6 +13,7 @@
 
   Returns: 1 settled; 0 the head is not that delivery any more (nothing changed)
 ]]
+-- @include "clock"
 -- @include "stored-bytes"
 
 local member = ARGV[1] .. ' ' .. ARGV[7]
@@ -28,8 +29,6 @@ local function outboxChanged(n)
     addOutboxBytes(KEYS[5], KEYS[6], owner[1], owner[2], n)
   end
 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if ARGV[3] == 'retry' then
   redis.call('HSET', KEYS[1], field, ARGV[4])
   outboxChanged(#ARGV[4] - #head)
@@ -44,14 +43,15 @@ if ARGV[3] == 'dead' or ARGV[3] == 'disable' then
 end
 if ARGV[3] == 'disable' then
   -- the config goes, and its bytes with it
-  local configBytes = redis.call('HSTRLEN', KEYS[4], ARGV[7])
-  if redis.call('HDEL', KEYS[4], ARGV[7]) == 1 and owner[1] then
-    addStoredBytes(KEYS[5], KEYS[6], owner[1], owner[2], -configBytes, 0)
+  if owner[1] then
+    deleteConfig(KEYS[4], KEYS[5], KEYS[6], owner[1], owner[2], ARGV[7])
+  else
+    redis.call('HDEL', KEYS[4], ARGV[7])
   end
 end
 if tonumber(redis.call('HGET', KEYS[1], 'n:' .. ARGV[7]) or 0) > settled + 1 then
   redis.call('HSET', KEYS[1], 'd:' .. ARGV[7], settled + 1)
-  redis.call('ZADD', KEYS[2], nowMs, member)
+  redis.call('ZADD', KEYS[2], redisNowMs(), member)
 else
   -- the queue is empty: its counters go (with the last of them, the outbox), and so does its due mark
   redis.call('HDEL', KEYS[1], 'n:' .. ARGV[7], 'd:' .. ARGV[7])

@@ -46,6 +46,16 @@ local function addOutboxBytes(taskKey, bytesKey, client, profile, n)
   countBytes(bytesKey, client, profile, n)
 end
 
+-- Deletes a push config of a task and gives its bytes back to the task and its counters; false when it had none.
+local function deleteConfig(configsKey, taskKey, bytesKey, client, profile, configId)
+  local existing = redis.call('HSTRLEN', configsKey, configId)
+  if redis.call('HDEL', configsKey, configId) == 0 then
+    return false
+  end
+  addStoredBytes(taskKey, bytesKey, client, profile, -existing, 0)
+  return true
+end
+
 -- Whether storing n more bytes takes a counter of the bytes hash past its budget (0 = no budget).
 local function overBudget(bytesKey, name, budget, n)
   return budget > 0 and n > 0 and tonumber(redis.call('HGET', bytesKey, name) or 0) + n > budget
