@@ -143,7 +143,6 @@ export function toV03PushConfig(config: TaskPushNotificationConfig): V03TaskPush
   return { taskId: config.taskId ?? "", pushNotificationConfig };
 }
 
-/** A unary method's 1.0 result as the 0.3 method answers it: bare objects, a bare list of configs. */
 /**
  * The top-level fields a 0.3 client reads from a card to find the endpoint and the extended card, taken from the 1.0
  * card (its 0.3 JSON-RPC interface). 1.0 parsers ignore them, and they are not part of a signed 1.0 card.
@@ -161,6 +160,7 @@ export function toV03CardFields(card: AgentCard): V03CardFields {
   };
 }
 
+/** A unary method's 1.0 result as the 0.3 method answers it: bare objects, a bare list of configs. */
 export function toV03Result(method: A2aMethod, result: unknown): unknown {
   switch (method) {
     case "GetExtendedAgentCard":
