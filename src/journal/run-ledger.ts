@@ -111,7 +111,6 @@ export type TransitionResult =
   | (Omit<Extract<TransitionReply, { ok: true }>, "next"> & { next?: NextRun })
   | Extract<TransitionReply, { ok: false }>;
 
-/** The task's context, as every event of its journal names it. */
 /** The task's context, as the step's events name it (its key is one of the transition's). */
 function contextOf(event: StreamResponse, artifactEvents: readonly StreamResponse[] = []): string {
   for (const one of [event, ...artifactEvents]) {

@@ -51,7 +51,6 @@ async function within(work: Promise<void>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A blocking SendMessage answers at these states. */
 /** The states that end a blocking wait: only a change to one of them is worth reading the task for. */
 const SETTLED_STATES: ReadonlySet<TaskState> = new Set([...TERMINAL_STATES, ...INTERRUPTED_STATES]);
 
