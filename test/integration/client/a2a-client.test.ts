@@ -48,6 +48,7 @@ describe("A2aClient against the gateway", () => {
       }
     })();
     const claim = await h.actor.takeOne({ clientId }, 10_000);
+    while (kinds.length === 0) await Bun.sleep(20); // the snapshot is read before the run writes
     await h.actor.move(claim, "TASK_STATE_WORKING");
     await emitChunks(h, claim, 3, { text: (i) => `part ${i}. ` });
     await h.actor.move(claim, "TASK_STATE_COMPLETED");

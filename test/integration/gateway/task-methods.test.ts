@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ListTasksResponseSchema, TaskSchema } from "../../../src/protocol/index.ts";
 import { keysUnder } from "../../support/redis.ts";
-import { errorInfo, type Harness, message, profile, rpc, startHarness } from "./harness.ts";
+import { errorInfo, eventually, type Harness, message, profile, rpc, startHarness } from "./harness.ts";
 
 const taskShape = TypeCompiler.Compile(TaskSchema);
 const listResponse = TypeCompiler.Compile(ListTasksResponseSchema);
@@ -234,8 +234,7 @@ describe("CancelTask", () => {
     const claim = await h.actor.takeOne({ taskId: created.id });
     await h.actor.move(claim, "TASK_STATE_WORKING");
     const pending = rpc(h.gateway.url, "CancelTask", { id: created.id }, { key });
-    await Bun.sleep(200);
-    expect(await h.redis.hget(h.keys.run(0, created.id), "cancel")).toBe("1");
+    await eventually(async () => (await h.redis.hget(h.keys.run(0, created.id), "cancel")) === "1");
     await h.actor.move(claim, "TASK_STATE_CANCELED");
     const answer = await pending;
     expect(answer.body.result.status.state).toBe("TASK_STATE_CANCELED");

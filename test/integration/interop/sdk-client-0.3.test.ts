@@ -217,6 +217,7 @@ describe("@a2a-js/sdk 0.3 client", () => {
     const events: StreamEvent[] = [];
     const streaming = collect(sdk.sendMessageStream(send("stream to 0.3")), events);
     const claim = await h.actor.takeOne({ clientId }, 10_000);
+    while (events.length === 0) await Bun.sleep(20); // the snapshot is read before the run writes
     await h.actor.move(claim, "TASK_STATE_WORKING");
     await emitChunks(h, claim, 2, { text: (i) => ["Hi ", "there"][i] ?? "" });
     await h.actor.move(claim, "TASK_STATE_COMPLETED");

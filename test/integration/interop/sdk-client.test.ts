@@ -281,6 +281,7 @@ for (const transport of TRANSPORTS) {
         for await (const event of sdk.sendMessageStream(sendRequest("stream to the sdk"))) events.push(event);
       })();
       const claim = await h.actor.takeOne({ clientId }, 10_000);
+      while (events.length === 0) await Bun.sleep(20); // the snapshot is read before the run writes
       await h.actor.move(claim, "TASK_STATE_WORKING");
       await emitChunks(h, claim, 2, { text: (i) => ["Hi ", "there"][i] ?? "" });
       await h.actor.move(claim, "TASK_STATE_COMPLETED");

@@ -36,7 +36,8 @@ export async function acceptedThenCompleted(base: string, key: string, text: str
  * ones), and the stream ends at COMPLETED.
  */
 export async function streamedEcho(base: string, key: string, words: string): Promise<void> {
-  const text = `[sleep 200] [chunks 3 150] ${words}`;
+  // the sleep is the margin of the snapshot (read after the accept) before the first chunk, on a busy machine
+  const text = `[sleep 600] [chunks 3 150] ${words}`;
   const stream = await openStream(base, "SendStreamingMessage", { message: message(text) }, { key });
   expect(stream.status).toBe(200);
   await stream.until((r) => r.ended, 15_000);

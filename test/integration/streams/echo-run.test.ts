@@ -36,7 +36,8 @@ test("an echo run that streams 20 deltas: snapshot first, then every journal ent
   const stream = await openStream(
     h.gateway.url,
     "SendStreamingMessage",
-    { message: message(`[chunks 20 5] ${answer}`) },
+    // (the half second before the first delta is the margin of the snapshot, read after the accept, on a busy machine)
+    { message: message(`[sleep 500] [chunks 20 5] ${answer}`) },
     { key: client.key, id: 20 },
   );
   await stream.closed;

@@ -113,11 +113,13 @@ test("subscribing in the middle of a run: the snapshot holds every event before 
   const claim = await h.actor.takeOne({ taskId });
   await h.actor.move(claim, "TASK_STATE_WORKING");
   let subscribing: ReturnType<typeof openStream> | undefined;
-  // Chunks keep coming while the subscription is made: the snapshot lands somewhere in the middle of them.
+  // Chunks keep coming while the subscription is made: the snapshot lands somewhere in the middle of them (by chunk
+  // 25 the stream has opened, which it does once its snapshot is read).
   const whole = await emitChunks(h, claim, 40, {
     gapMs: 2,
-    after: (index) => {
+    after: async (index) => {
       if (index === 15) subscribing = openStream(h.gateway.url, "SubscribeToTask", { id: taskId }, { key: client.key });
+      if (index === 25) await subscribing;
     },
   });
   await h.actor.complete(claim, whole);
