@@ -6,7 +6,8 @@ import { errorInfo, eventually, type Harness, message, rpc, startHarness } from 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ env: { A2A_SERVER_BLOCKING_WAIT_SECONDS: "1" } });
+  // the default deadline (20 s): only the deadline's own test, on a harness of its own, waits 1 s
+  h = await startHarness();
   await h.actor.live();
 });
 
@@ -34,10 +35,22 @@ test("a task that completes after 300 ms is returned complete, not earlier", asy
 });
 
 test("past the deadline: HTTP 504, -32603, BLOCKING_DEADLINE_EXCEEDED with the task id; the task goes on", async () => {
-  const client = await h.client();
-  const pending = rpc(h.gateway.url, "SendMessage", { message: message("too slow") }, { key: client.key });
-  const claim = await h.actor.takeOne({ clientId: client.id });
-  await h.actor.move(claim, "TASK_STATE_WORKING");
+  const short = await startHarness({ server: h.server, env: { A2A_SERVER_BLOCKING_WAIT_SECONDS: "1" } });
+  try {
+    await short.actor.live();
+    await pastTheDeadline(short);
+  } finally {
+    await short.stop();
+  }
+});
+
+/** The deadline test on `short`, a harness whose blocking deadline is 1 s. */
+async function pastTheDeadline(short: Harness): Promise<void> {
+  const waitingLeases = () => short.redis.zcard(short.keys.waiting());
+  const client = await short.client();
+  const pending = rpc(short.gateway.url, "SendMessage", { message: message("too slow") }, { key: client.key });
+  const claim = await short.actor.takeOne({ clientId: client.id });
+  await short.actor.move(claim, "TASK_STATE_WORKING");
   const answer = await pending;
   expect(answer.status).toBe(504);
   expect(answer.body.error.code).toBe(-32603);
@@ -47,17 +60,17 @@ test("past the deadline: HTTP 504, -32603, BLOCKING_DEADLINE_EXCEEDED with the t
     domain: "a2a-runtime",
     metadata: { taskId: claim.taskId, blockingWaitSeconds: "1" },
   });
-  expect(await waitingLeases()).toBe(0);
+  await eventually(async () => (await waitingLeases()) === 0); // the answer waits at most 250 ms for the release
 
-  const running = await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
+  const running = await rpc(short.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
   expect(running.body.result.status.state).toBe("TASK_STATE_WORKING");
-  const listed = await rpc(h.gateway.url, "ListTasks", {}, { key: client.key });
+  const listed = await rpc(short.gateway.url, "ListTasks", {}, { key: client.key });
   expect(listed.body.result.tasks.map((t: { id: string }) => t.id)).toEqual([claim.taskId]);
 
-  await h.actor.complete(claim, "late");
-  const done = await rpc(h.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
+  await short.actor.complete(claim, "late");
+  const done = await rpc(short.gateway.url, "GetTask", { id: claim.taskId }, { key: client.key });
   expect(done.body.result.status.state).toBe("TASK_STATE_COMPLETED");
-});
+}
 
 test("INPUT_REQUIRED ends the wait; the follow-up with taskId resumes the same task and waits again", async () => {
   const client = await h.client();
@@ -121,10 +134,9 @@ test("a client that goes away gives its waiting slot back before the deadline", 
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: message("bye") } }),
     signal: controller.signal,
   }).catch(() => undefined);
-  await eventually(async () => (await waitingLeases()) === 1, 900);
+  await eventually(async () => (await waitingLeases()) === 1);
   controller.abort();
   await pending;
-  const aborted = performance.now();
-  await eventually(async () => (await waitingLeases()) === 0, 900);
-  expect(performance.now() - aborted).toBeLessThan(500);
+  // given back when the client left: well before the 20 s deadline, and before the lease's own 15 s TTL
+  await eventually(async () => (await waitingLeases()) === 0, 5000);
 });

@@ -111,12 +111,12 @@ describe("composeGuardrails", () => {
   test("the guardrails run in parallel", async () => {
     const slowPass = (name: string): Guardrail => ({
       name,
-      check: () => new Promise((resolve) => setTimeout(() => resolve({ pass: true }), 100)),
+      check: () => new Promise((resolve) => setTimeout(() => resolve({ pass: true }), 400)),
     });
-    const all = composeGuardrails([slowPass("a"), slowPass("b"), slowPass("c")], { timeoutMs: 1000 });
+    const all = composeGuardrails([slowPass("a"), slowPass("b"), slowPass("c")], { timeoutMs: 5000 });
     const started = performance.now();
     expect(await all.check(output, context())).toEqual({ pass: true });
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(performance.now() - started).toBeLessThan(1000); // one after another: 1,200 ms
   });
 
   test("no guardrail at all passes", async () => {
