@@ -1,5 +1,5 @@
-// `a2a-runtime clients add|list|revoke|limit`: client records in Redis. The API key is shown once by `add` and never
-// again; `list` shows no key and no hash. A record's own limits win over the configuration's `clients.*` defaults.
+// `a2a-runtime clients add|list|revoke|rotate|limit`: client records in Redis. The API key is shown once by `add` (and a
+// new one by `rotate`) and never again; `list` shows no key and no hash. A record's own limits win over the configuration's `clients.*` defaults.
 import { type Command, InvalidArgumentError } from "commander";
 import { type ClientLimits, type ClientRecord, ClientRegistry, KeySpace, type LimitChange } from "../journal/index.ts";
 import type { CliContext } from "./context.ts";
@@ -176,6 +176,31 @@ export function registerClients(program: Command, context: CliContext): void {
       const revoked = await withRegistry(context, (registry) => registry.revoke(id));
       if (!revoked) command.error(`no client with id ${id}`);
       context.print(`client ${id} revoked`);
+    });
+
+  clients
+    .command("rotate <id>")
+    .description(
+      "give a client a new API key, printed once; its tasks stay its own. The old key stops working within a second " +
+        "(and the client's open streams are closed), or after --grace seconds",
+    )
+    .option(
+      "--grace <seconds>",
+      "how long the old key keeps working (default: 0, it stops at once)",
+      nonNegativeInteger,
+    )
+    .option("--json", "print {id, apiKey, previousKeyUntil} as JSON (previousKeyUntil: null when it stopped)")
+    .action(async (id: string, options: { grace?: number; json?: boolean }, command: Command) => {
+      const rotated = await withRegistry(context, (registry) => registry.rotate(id, options.grace ?? 0));
+      if (rotated === undefined) command.error(`no client with id ${id}`);
+      if (rotated === "revoked") command.error(`client ${id} is revoked: add a new client instead`);
+      const until = rotated.previousKeyUntil?.toISOString();
+      if (options.json) {
+        context.print(JSON.stringify({ id, apiKey: rotated.apiKey, previousKeyUntil: until ?? null }));
+        return;
+      }
+      context.print(`client ${id}: new API key (shown once, store it now): ${rotated.apiKey}`);
+      context.print(until ? `the previous key works until ${until}` : "the previous key no longer works");
     });
 
   const limit = clients

@@ -1,6 +1,7 @@
-// Closes a revoked client's open streams at once: `clients revoke` publishes the client id, and this listener, on the
-// gateway's existing subscriber connection, cuts that client's streams and forgets its cached lookup. After a
-// reconnect (a notice may have been missed) and every few seconds as a safety net, it checks every client with a stream.
+// Closes a revoked client's open streams at once: `clients revoke` (and `clients rotate` without a grace period, whose
+// replaced key may have opened them) publishes the client id, and this listener, on the gateway's existing subscriber
+// connection, cuts that client's streams and forgets its cached lookups. After a reconnect (a notice may have been
+// missed) and every few seconds as a safety net, it checks every client with a stream for a revoked record.
 import { type ClientRegistry, type KeySpace, type RedisLike, subscribeWhenReady } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 import type { Authenticator } from "./authenticator.ts";
@@ -48,7 +49,9 @@ export class Revocations {
   private revoked(clientId: string): void {
     this.options.auth.forgetClient(clientId);
     const ended = this.options.streams.endClient(clientId);
-    if (ended > 0) this.options.logger.info({ clientId, streams: ended }, "client revoked: its streams were closed");
+    if (ended > 0) {
+      this.options.logger.info({ clientId, streams: ended }, "a client's key was revoked: its streams were closed");
+    }
   }
 
   private checkAll(): void {

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import type { KeySpace } from "./keys.ts";
+import { ROTATE_KEY } from "./lua/rotate-key.ts";
 import type { RedisLike } from "./scripts.ts";
 
 /**
@@ -50,6 +51,17 @@ export const LIMIT_NAMES = Object.keys(LIMIT_FIELDS) as (keyof ClientLimits)[];
 /** A change of limits: a number sets the client's own value, `null` returns it to the default, absent keeps it. */
 export type LimitChange = { [name in keyof ClientLimits]?: number | null } & { limit?: number };
 
+/** A rotated client's new key, and until when the key it replaced still works (undefined: it stopped at once). */
+export interface RotatedKey {
+  apiKey: string;
+  previousKeyUntil: Date | undefined;
+}
+
+/** A new API key: 24 random bytes, base64url, after a prefix that tells what it is. */
+function newApiKey(): string {
+  return `a2a_${randomBytes(24).toString("base64url")}`;
+}
+
 /** SHA-256 (hex) of an API key: what Redis keeps. */
 export function hashApiKey(apiKey: string): string {
   return createHash("sha256").update(apiKey).digest("hex");
@@ -84,7 +96,7 @@ export class ClientRegistry {
 
   async add(input: { name: string; profiles?: string[]; limit?: number } & Partial<ClientLimits>): Promise<NewClient> {
     const id = ulid().toLowerCase();
-    const apiKey = `a2a_${randomBytes(24).toString("base64url")}`;
+    const apiKey = newApiKey();
     const keyHash = hashApiKey(apiKey);
     const record: ClientRecord = {
       id,
@@ -141,12 +153,44 @@ export class ClientRegistry {
    */
   async revoke(clientId: string): Promise<boolean> {
     const key = this.recordKey(clientId);
-    const keyHash = await this.redis.hget(key, "keyhash");
-    if (keyHash === null) return false;
+    const [keyHash, kept] = await this.redis.hmget(key, "keyhash", "oldkeyhash");
+    if (!keyHash) return false;
     await this.redis.hset(key, "revoked", 1);
     await this.redis.del(this.keys.apiKey(keyHash));
+    if (kept) await this.redis.del(this.keys.apiKey(kept));
     await this.redis.publish(this.keys.revokedChannel(), clientId);
     return true;
+  }
+
+  /**
+   * Gives a client a new API key (returned once; its tasks stay its own). The key it replaces stops working at once
+   * (gateways forget their cached lookups and close the client's open streams, which that key may have opened), or,
+   * with `graceSeconds`, when the grace ends, so that its users can move to the new key first; open streams then stay
+   * open until they end. A key an earlier rotation kept stops at once either way. Undefined for an unknown client,
+   * "revoked" for a revoked one (nothing changes).
+   */
+  async rotate(clientId: string, graceSeconds = 0): Promise<RotatedKey | "revoked" | undefined> {
+    const apiKey = newApiKey();
+    const keyHash = hashApiKey(apiKey);
+    // mapped first: once the record names the new key, the key works
+    await this.redis.set(this.keys.apiKey(keyHash), clientId);
+    const rotated = await ROTATE_KEY.run(
+      this.redis,
+      { client: this.recordKey(clientId) },
+      { keyHash, keepReplaced: graceSeconds > 0 ? "1" : "" },
+    );
+    if (typeof rotated === "string") {
+      await this.redis.del(this.keys.apiKey(keyHash));
+      return rotated === "revoked" ? "revoked" : undefined;
+    }
+    if (rotated.givenUp !== "") await this.redis.del(this.keys.apiKey(rotated.givenUp));
+    if (graceSeconds > 0) {
+      await this.redis.expire(this.keys.apiKey(rotated.replaced), graceSeconds);
+      return { apiKey, previousKeyUntil: new Date(Date.now() + graceSeconds * 1000) };
+    }
+    await this.redis.del(this.keys.apiKey(rotated.replaced));
+    await this.redis.publish(this.keys.revokedChannel(), clientId);
+    return { apiKey, previousKeyUntil: undefined };
   }
 
   /** Which of these clients are revoked or gone (their record deleted), in one round trip per shard. */

@@ -7,6 +7,7 @@ export {
   hashApiKey,
   type LimitChange,
   type NewClient,
+  type RotatedKey,
 } from "./client-registry.ts";
 export { contentHash } from "./content-hash.ts";
 export { DueTasks, inputTimeoutMessage, type PurgeReport, type TaskLifetimes } from "./due-tasks.ts";

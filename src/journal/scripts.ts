@@ -33,6 +33,7 @@ const SCRIPT_FILES = {
   pushConfig: "pushConfig-4.lua",
   pushConfigDelete: "pushConfigDelete-3.lua",
   rateLimit: "rateLimit-1.lua",
+  rotateKey: "rotateKey-1.lua",
   weigh: "weigh-n.lua",
 } as const;
 
