@@ -1,5 +1,6 @@
-// `a2a-runtime clients add|list|revoke|rotate|limit`: client records in Redis. The API key is shown once by `add` (and a
-// new one by `rotate`) and never again; `list` shows no key and no hash. A record's own limits win over the configuration's `clients.*` defaults.
+// `a2a-runtime clients add|list|revoke|rotate|limit`: client records in Redis. The API key is shown once by `add` (and
+// a new one by `rotate`) and never again; `list` shows no key and no hash. A record's own limits win over the
+// configuration's `clients.*` defaults.
 import { type Command, InvalidArgumentError } from "commander";
 import { type ClientLimits, type ClientRecord, ClientRegistry, KeySpace, type LimitChange } from "../journal/index.ts";
 import type { CliContext } from "./context.ts";
@@ -7,6 +8,15 @@ import type { CliContext } from "./context.ts";
 function nonNegativeInteger(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError("must be a whole number, 0 or more");
   return Number(value);
+}
+
+/** The longest grace a rotated key may keep working: a year. */
+const MAX_GRACE_SECONDS = 365 * 24 * 3600;
+
+function graceSeconds(value: string): number {
+  const seconds = nonNegativeInteger(value);
+  if (seconds > MAX_GRACE_SECONDS) throw new InvalidArgumentError(`must be at most ${MAX_GRACE_SECONDS} (a year)`);
+  return seconds;
 }
 
 const BYTE_UNITS: Record<string, number> = {
@@ -184,11 +194,7 @@ export function registerClients(program: Command, context: CliContext): void {
       "give a client a new API key, printed once; its tasks stay its own. The old key stops working within a second " +
         "(and the client's open streams are closed), or after --grace seconds",
     )
-    .option(
-      "--grace <seconds>",
-      "how long the old key keeps working (default: 0, it stops at once)",
-      nonNegativeInteger,
-    )
+    .option("--grace <seconds>", "how long the old key keeps working (default: 0, it stops at once)", graceSeconds)
     .option("--json", "print {id, apiKey, previousKeyUntil} as JSON (previousKeyUntil: null when it stopped)")
     .action(async (id: string, options: { grace?: number; json?: boolean }, command: Command) => {
       const rotated = await withRegistry(context, (registry) => registry.rotate(id, options.grace ?? 0));

@@ -95,6 +95,9 @@ test("a revoked client or an unknown id cannot be rotated: a clear error, a non-
   const unknown = rotate("no-such-id");
   expect(unknown.status).not.toBe(0);
   expect(unknown.stderr).toContain("no client with id no-such-id");
-  const badGrace = rotate(client.id, "--grace", "-1");
-  expect(badGrace.status).not.toBe(0);
+  for (const grace of ["-1", "1.5", String(366 * 24 * 3600)]) {
+    const badGrace = rotate(client.id, "--grace", grace);
+    expect(badGrace.status).not.toBe(0);
+    expect(badGrace.stderr).toContain("--grace");
+  }
 });
