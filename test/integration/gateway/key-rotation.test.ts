@@ -2,13 +2,10 @@
 // its tasks. Without a grace the old key is refused at once and the streams it may have opened are cut; with one, both
 // keys work until the grace ends, then only the new one.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { hashApiKey } from "../../../src/journal/index.ts";
 import { openStream } from "../../support/sse-client.ts";
+import { type CliResult, startCli } from "../client/cli-runner.ts";
 import { eventually, type Harness, message, rpc, startHarness } from "./harness.ts";
-
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 let h: Harness;
 
@@ -21,14 +18,9 @@ afterAll(async () => {
   await h.stop();
 });
 
-function rotate(id: string, ...options: string[]): { status: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env, ...h.env };
-  const run = spawnSync(process.execPath, ["src/cli.ts", "clients", "rotate", id, ...options], {
-    cwd: ROOT,
-    env,
-    encoding: "utf8",
-  });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+/** `clients rotate <id> …` as an operator runs it. */
+function rotate(id: string, ...options: string[]): Promise<CliResult> {
+  return startCli(["clients", "rotate", id, ...options], h.env).done;
 }
 
 async function queuedTask(key: string): Promise<string> {
@@ -42,8 +34,8 @@ test("rotate: the new key reads the client's tasks; the old key is refused at on
   const stream = await openStream(h.gateway.url, "SubscribeToTask", { id: taskId }, { key: client.key });
   await stream.waitForEvents(1);
 
-  const rotated = rotate(client.id, "--json");
-  expect(rotated.status).toBe(0);
+  const rotated = await rotate(client.id, "--json");
+  expect(rotated.code).toBe(0);
   const { id, apiKey, previousKeyUntil } = JSON.parse(rotated.stdout);
   expect(id).toBe(client.id);
   expect(previousKeyUntil).toBeNull();
@@ -66,8 +58,8 @@ test("rotate --grace: both keys work, then the old one stops when its grace ends
   await stream.waitForEvents(1);
 
   // (6 s: both keys must still work after the CLI's exit and two requests on a busy machine)
-  const rotated = rotate(client.id, "--grace", "6");
-  expect(rotated.status).toBe(0);
+  const rotated = await rotate(client.id, "--grace", "6");
+  expect(rotated.code).toBe(0);
   const apiKey = /new API key \(shown once, store it now\): (\S+)/.exec(rotated.stdout)?.[1] ?? "";
   expect(rotated.stdout).toMatch(/the previous key works until \d{4}-\d\d-\d\dT/);
   expect(rotated.stdout.split(apiKey)).toHaveLength(2); // printed once
@@ -89,16 +81,16 @@ test("rotate --grace: both keys work, then the old one stops when its grace ends
 test("a revoked client or an unknown id cannot be rotated: a clear error, a non-zero exit code, no key printed", async () => {
   const client = await h.client();
   await h.clients.revoke(client.id);
-  const revoked = rotate(client.id);
-  expect(revoked.status).not.toBe(0);
+  const revoked = await rotate(client.id);
+  expect(revoked.code).not.toBe(0);
   expect(revoked.stderr).toContain(`client ${client.id} is revoked: add a new client instead`);
   expect(revoked.stdout).not.toContain("a2a_");
-  const unknown = rotate("no-such-id");
-  expect(unknown.status).not.toBe(0);
+  const unknown = await rotate("no-such-id");
+  expect(unknown.code).not.toBe(0);
   expect(unknown.stderr).toContain("no client with id no-such-id");
   for (const grace of ["-1", "1.5", String(366 * 24 * 3600)]) {
-    const badGrace = rotate(client.id, "--grace", grace);
-    expect(badGrace.status).not.toBe(0);
+    const badGrace = await rotate(client.id, "--grace", grace);
+    expect(badGrace.code).not.toBe(0);
     expect(badGrace.stderr).toContain("--grace");
   }
 });
