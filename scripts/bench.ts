@@ -103,7 +103,7 @@ const log = (line: string) =>
   process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)}s] ${line}\n`);
 // The bench owns its redis-server: a REDIS_URL of the environment is never written to.
 delete process.env.REDIS_URL;
-const server = await startRedis();
+const server = await startRedis({ unixSocket: true });
 const databases = new PeerDatabases();
 const stop = async () => {
   await databases.stop().catch(() => {});
@@ -121,7 +121,8 @@ try {
   const admin = server.client();
   const redisPid = Number(/process_id:(\d+)/.exec(await admin.info("server"))?.[1] ?? Number.NaN);
   admin.disconnect();
-  const context: BenchContext = { redisUrl: server.url, redisPid, databases, quick, log };
+  const redisSocketUrl = server.socketUrl ?? "";
+  const context: BenchContext = { redisUrl: server.url, redisSocketUrl, redisPid, databases, quick, log };
   log(`redis-server on ${server.url} (pid ${redisPid}); ${quick ? "quick" : "full"} run`);
   const sections: Section[] = [];
   for (const [id, scenario] of Object.entries(SCENARIOS)) {

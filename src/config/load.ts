@@ -279,10 +279,12 @@ function checkRelations(config: unknown, report: Report): void {
     if (!read.ok) report(`/push/allowHosts/${index}`, `${read.problem} (got ${JSON.stringify(entry)})`);
   });
   const redisUrl = validKeys(RedisSchema, config.redis, ["url"])?.url;
-  if (redisUrl !== undefined) checkUrl("/redis/url", redisUrl, ["redis:", "rediss:"], report);
+  if (redisUrl !== undefined) checkUrl("/redis/url", redisUrl, ["redis:", "rediss:", "unix:"], report);
   const topology = validKeys(RedisSchema, config.redis, ["cluster", "sentinels"]);
   if (topology !== undefined && topology.cluster.length > 0 && topology.sentinels.length > 0)
     report("/redis/sentinels", "must be empty when redis.cluster is set (a Redis Cluster fails over by itself)");
+  if (redisUrl !== undefined && URL.canParse(redisUrl) && new URL(redisUrl).protocol === "unix:")
+    checkSocketUrl(redisUrl, topology !== undefined && topology.cluster.length + topology.sentinels.length > 0, report);
   if (Array.isArray(config.profiles)) checkProfiles(config.profiles, report);
 }
 
@@ -353,7 +355,34 @@ function checkProfiles(profiles: unknown[], report: Report): void {
 function checkUrl(pointer: string, text: string, protocols: readonly string[], report: Report): void {
   const url = URL.canParse(text) ? new URL(text) : undefined;
   if (url === undefined || !protocols.includes(url.protocol))
-    report(pointer, `must be a ${protocols.map((p) => `${p}//`).join(" or ")} URL (got ${JSON.stringify(text)})`);
+    report(
+      pointer,
+      `must be a ${new Intl.ListFormat("en", { type: "disjunction" }).format(protocols.map((p) => `${p}//`))} URL (got ${JSON.stringify(text)})`,
+    );
+}
+
+/**
+ * A Redis on this host over its Unix socket: unix:///path/to/redis.sock, with credentials on the host `localhost`
+ * (unix://user:password@localhost/path) and the database as ?db=N. ioredis reads any other host as the start of a
+ * relative path and any query parameter as an option (a password there would be shown unmasked), so both are refused.
+ */
+function checkSocketUrl(text: string, topology: boolean, report: Report): void {
+  const url = new URL(text);
+  const problems: string[] = [];
+  if (url.hostname !== "" && url.hostname !== "localhost")
+    problems.push(
+      `names the host ${JSON.stringify(url.hostname)}: a socket's path starts after unix:// (unix:///path)`,
+    );
+  if (url.port !== "") problems.push("names a port: a socket has none");
+  if (url.pathname === "" || url.pathname === "/") problems.push("names no socket path");
+  const unknown = [...url.searchParams.keys()].filter((key) => key !== "db");
+  if (unknown.length > 0) problems.push(`has query parameters other than db (${unknown.join(", ")})`);
+  const db = url.searchParams.get("db");
+  if (db !== null && !/^\d+$/.test(db)) problems.push(`has db=${JSON.stringify(db)}, not a database number`);
+  if (topology)
+    problems.push("is a socket, while redis.cluster or redis.sentinels name the servers (use redis:// or rediss://)");
+  if (problems.length > 0)
+    report("/redis/url", `${problems.join("; ")} (a Unix socket URL: unix:///path/to/redis.sock[?db=N])`);
 }
 
 /** `/profiles/1/guardrails/denyPatterns/0` → `profiles[1] (name "support").guardrails.denyPatterns[0]`. */

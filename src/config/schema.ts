@@ -200,7 +200,10 @@ export const RedisSchema = Type.Object(
     url: Type.String({
       minLength: 1,
       default: "redis://127.0.0.1:6379",
-      description: "Redis URL (redis:// or rediss://). REDIS_URL is honoured too; A2A_REDIS_URL wins over it.",
+      description:
+        "Redis URL: redis:// or rediss://, or unix:///path/to/redis.sock for a Redis on the same host (credentials " +
+        "as unix://user:password@localhost/path, the database as ?db=N). REDIS_URL is honoured too; A2A_REDIS_URL " +
+        "wins over it.",
     }),
     keyPrefix: Type.String({
       pattern: ":$",

@@ -4,6 +4,8 @@ import type { PeerDatabases } from "./peer-databases.ts";
 
 export interface BenchContext {
   readonly redisUrl: string;
+  /** The same redis-server's Unix socket (unix:///…/redis.sock), for the rows of a Redis on the same host. */
+  readonly redisSocketUrl: string;
   /** The redis-server's pid (INFO server), for its CPU time. */
   readonly redisPid: number;
   /** PostgreSQL (started on first use) and SQLite files for the SDK's DatabaseTaskStore peers. */

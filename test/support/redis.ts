@@ -17,10 +17,14 @@ export interface RedisServerOptions {
   replicaOf?: number;
   /** A server of this harness's own even when REDIS_URL is set (a primary that a replica follows). */
   own?: boolean;
+  /** Listen on a Unix socket too (a binary is then required); its URL is `socketUrl`. */
+  unixSocket?: boolean;
 }
 
 export interface TestRedis {
   readonly url: string;
+  /** unix:///…/redis.sock when the server was started with `unixSocket`. */
+  readonly socketUrl?: string;
   readonly port: number;
   /** Whether this harness owns the server (and so can stop and restart it). */
   readonly owned: boolean;
@@ -82,6 +86,7 @@ async function waitForPing(url: string, deadlineMs: number): Promise<void> {
 class OwnedRedis implements TestRedis {
   readonly owned = true;
   readonly url: string;
+  readonly socketUrl?: string;
   private process: ChildProcess | undefined;
   private readonly clients = new Set<Redis>();
   private readonly dir: string;
@@ -92,6 +97,7 @@ class OwnedRedis implements TestRedis {
   ) {
     this.url = `redis://127.0.0.1:${port}`;
     this.dir = mkdtempSync(join(tmpdir(), "a2a-redis-"));
+    if (options.unixSocket) this.socketUrl = `unix://${join(this.dir, "redis.sock")}`;
   }
 
   async start(): Promise<void> {
@@ -102,8 +108,10 @@ class OwnedRedis implements TestRedis {
     if (this.options.appendonly) args.push("--appendfsync", "everysec");
     if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
     if (this.options.replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(this.options.replicaOf));
+    if (this.socketUrl) args.push("--unixsocket", new URL(this.socketUrl).pathname, "--unixsocketperm", "700");
     this.process = spawn("redis-server", args, { stdio: "ignore" });
     await waitForPing(this.url, 10_000);
+    if (this.socketUrl) await waitForPing(this.socketUrl, 10_000);
   }
 
   client(): Redis {
@@ -181,7 +189,8 @@ class ExternalRedis implements TestRedis {
 }
 
 /**
- * Starts a redis-server for one test file. With `options` (maxmemory, AOF) a binary or Docker is required;
+ * Starts a redis-server for one test file. With `options` (maxmemory, AOF) a binary or Docker is required (a binary for
+ * `replicaOf` and `unixSocket`);
  * without them, `REDIS_URL` may point the suite at an existing server.
  */
 export async function startRedis(options: RedisServerOptions = {}): Promise<TestRedis> {
@@ -189,7 +198,8 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Test
     options.maxmemory !== undefined ||
     options.appendonly === true ||
     options.replicaOf !== undefined ||
-    options.own === true;
+    options.own === true ||
+    options.unixSocket === true;
   const external = process.env.REDIS_URL;
   if (external && !wantsOwn) return new ExternalRedis(external);
   if (hasBinary("redis-server")) {

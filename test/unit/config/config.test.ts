@@ -415,7 +415,26 @@ describe("validation", () => {
     const file = configFile({ redis: { url: "http://127.0.0.1:6379" }, server: { publicUrl: "agents.example.com" } });
     expect(loadError({ file, env: {} }).problems).toEqual([
       'server.publicUrl: must be a http:// or https:// URL (got "agents.example.com")',
-      'redis.url: must be a redis:// or rediss:// URL (got "http://127.0.0.1:6379")',
+      'redis.url: must be a redis://, rediss://, or unix:// URL (got "http://127.0.0.1:6379")',
+    ]);
+  });
+
+  test("a Unix socket URL names a path, credentials on localhost and at most a database", () => {
+    const good = ["unix:///run/redis/redis.sock", "unix://app:s3cret@localhost/run/redis.sock?db=2"];
+    for (const url of good) expect(loadConfig({ env: { A2A_REDIS_URL: url } }).redis.url).toBe(url);
+    const tail = "(a Unix socket URL: unix:///path/to/redis.sock[?db=N]) (from A2A_REDIS_URL)";
+    const problems = (url: string, env: Record<string, string> = {}) =>
+      loadError({ env: { A2A_REDIS_URL: url, ...env } }).problems;
+    expect(problems("unix://run/redis.sock")).toEqual([
+      `redis.url: names the host "run": a socket's path starts after unix:// (unix:///path) ${tail}`,
+    ]);
+    expect(problems("unix:///run/redis.sock?password=s3cret&db=x")).toEqual([
+      `redis.url: has query parameters other than db (password); has db="x", not a database number ${tail}`,
+    ]);
+    expect(problems("unix://")).toEqual([`redis.url: names no socket path ${tail}`]);
+    expect(problems("unix:///run/redis.sock", { A2A_REDIS_CLUSTER: "127.0.0.1:7000" })).toEqual([
+      "redis.url: is a socket, while redis.cluster or redis.sentinels name the servers (use redis:// or " +
+        `rediss://) ${tail}`,
     ]);
   });
 
