@@ -3,21 +3,21 @@
 // with its peers, and writes BENCHMARKS.md (with --only, the chosen sections are printed and BENCHMARKS.md is left alone
 // unless --out is given). Every driver is bounded.
 import { readFileSync, writeFileSync } from "node:fs";
-import { acceptScenario } from "../test/load/accept-scenario.ts";
-import { blockingScenario } from "../test/load/blocking-scenario.ts";
+import { ACCEPT_TITLE, acceptScenario } from "../test/load/accept-scenario.ts";
+import { BLOCKING_TITLE, blockingScenario } from "../test/load/blocking-scenario.ts";
 import type { BenchContext } from "../test/load/context.ts";
-import { costScenario } from "../test/load/cost-scenario.ts";
+import { COST_TITLE, costScenario } from "../test/load/cost-scenario.ts";
 import { DURABILITY_TITLE, durabilityScenario } from "../test/load/durability-scenario.ts";
-import { LIST_TARGETS, listScenario } from "../test/load/list-scenario.ts";
+import { LIST_TARGETS, LIST_TITLE, listScenario } from "../test/load/list-scenario.ts";
 import { PeerDatabases } from "../test/load/peer-databases.ts";
 import { killAll } from "../test/load/processes.ts";
 import { profileAnalysis, profileScenario } from "../test/load/profile-scenario.ts";
 import { renderReport } from "../test/load/report.ts";
 import { notMeasured, type Section } from "../test/load/results.ts";
-import { runsScenario } from "../test/load/runs-scenario.ts";
-import { STREAMING_TARGETS, streamingScenario } from "../test/load/streaming-scenario.ts";
-import { streamsScenario } from "../test/load/streams-scenario.ts";
-import { tracingScenario } from "../test/load/tracing-scenario.ts";
+import { RUNS_TITLE, runsScenario } from "../test/load/runs-scenario.ts";
+import { STREAMING_TARGETS, STREAMING_TITLE, streamingScenario } from "../test/load/streaming-scenario.ts";
+import { STREAMS_TITLE, streamsScenario } from "../test/load/streams-scenario.ts";
+import { TRACING_TITLE, tracingScenario } from "../test/load/tracing-scenario.ts";
 import { machine, versions } from "../test/load/versions.ts";
 import { startRedis } from "../test/support/redis.ts";
 
@@ -26,12 +26,12 @@ const SCENARIOS: Record<
   { title: string; targets: string[]; run: (context: BenchContext) => Promise<Section> }
 > = {
   accept: {
-    title: "1. Accept: SendMessage with returnImmediately, 64 concurrent clients",
+    title: ACCEPT_TITLE,
     targets: ["accept ≥ 2.5× the SDK's in-memory server's throughput", "accept ≥ 35% of the redis-benchmark ceiling"],
     run: acceptScenario,
   },
   blocking: {
-    title: "2. Blocking round trip: SendMessage waiting for echo, 32 concurrent clients",
+    title: BLOCKING_TITLE,
     targets: [
       "blocking round trip throughput ≥ 1× the SDK's in-memory server",
       "blocking round trip CPU per request ≤ the SDK's in-memory server's",
@@ -40,27 +40,27 @@ const SCENARIOS: Record<
     run: blockingScenario,
   },
   runs: {
-    title: "3. Runs: no-op runs per second through the supervisor vs BullMQ",
+    title: RUNS_TITLE,
     targets: ["runs ≥ 1× BullMQ's worker throughput"],
     run: runsScenario,
   },
   streams: {
-    title: "4. Streams: concurrent SubscribeToTask streams on one gateway",
+    title: STREAMS_TITLE,
     targets: ["10,000 concurrent streams on one gateway", "event lag p99 ≤ 100 ms"],
     run: streamsScenario,
   },
   cost: {
-    title: "5. Accept cost in Redis, and memory per finished task",
+    title: COST_TITLE,
     targets: ["Redis memory per finished task (task, run, dedup, journal, indices) ≤ 2 KB"],
     run: costScenario,
   },
   streaming: {
-    title: "6. Streamed output: LLM-like answers in 20-byte deltas over SendStreamingMessage",
+    title: STREAMING_TITLE,
     targets: STREAMING_TARGETS,
     run: streamingScenario,
   },
   list: {
-    title: "7. ListTasks: 100, 10,000 and 100,000 tasks per client",
+    title: LIST_TITLE,
     targets: LIST_TARGETS,
     run: listScenario,
   },
@@ -70,7 +70,7 @@ const SCENARIOS: Record<
     run: durabilityScenario,
   },
   tracing: {
-    title: "9. Tracing cost: accept and blocking with tracing off and on (100% sampled)",
+    title: TRACING_TITLE,
     targets: [],
     run: tracingScenario,
   },
@@ -125,20 +125,22 @@ try {
   const context: BenchContext = { redisUrl: server.url, redisSocketUrl, redisPid, databases, quick, log };
   log(`redis-server on ${server.url} (pid ${redisPid}); ${quick ? "quick" : "full"} run`);
   const sections: Section[] = [];
-  for (const [id, scenario] of Object.entries(SCENARIOS)) {
+  for (const [index, [id, scenario]] of Object.entries(SCENARIOS).entries()) {
     if (only && !only.includes(id)) continue;
+    // numbered by their place in the full run, so a section keeps its number in a run of a few
+    const numbered = (section: Section): Section => ({ ...section, title: `${index + 1}. ${section.title}` });
     try {
       // every scenario starts on an empty server, so one's keys (and their TTLs) never weigh on the next
       const redis = server.client();
       await redis.flushall();
       redis.disconnect();
       log(`${id}: start (load average ${loadAverage()})`);
-      sections.push(await scenario.run(context));
+      sections.push(numbered(await scenario.run(context)));
     } catch (error) {
       const reason = `the scenario failed (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`;
       log(`${id}: ${reason}`);
       killAll();
-      sections.push(notMeasured(id, scenario.title, reason, scenario.targets));
+      sections.push(numbered(notMeasured(id, scenario.title, reason, scenario.targets)));
     }
   }
   let profile: string;

@@ -9,6 +9,8 @@ import { sendMessageBody } from "./installation.ts";
 import { fmt, type Row, type Section } from "./results.ts";
 import { compareWithPeers, DURABLE_PEERS_SETUP, peerFigures, ratioText } from "./sdk-peers.ts";
 
+export const ACCEPT_TITLE = "Accept: SendMessage with returnImmediately, 64 concurrent clients";
+
 export const ACCEPT_CLIENTS = 64;
 
 function accepted(answer: HttpAnswer): boolean {
@@ -84,7 +86,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
   ];
   return {
     id: "accept",
-    title: "1. Accept: SendMessage with returnImmediately, 64 concurrent clients",
+    title: ACCEPT_TITLE,
     setup: [
       `${ACCEPT_CLIENTS} keep-alive HTTP/1.1 connections, one request in flight each; every request a new messageId.`,
       `Bounds per round: ${fmt(load.warmupRequests)} warm-up requests (not counted), then at most ${fmt(load.maxRequests)} requests or ${load.maxSeconds} s; ${rounds} round(s) per system, alternating, each on a freshly started server; rounds pooled.`,

@@ -17,6 +17,7 @@ import { fmt, ms, type Row, type Section } from "./results.ts";
 import { compareWithPeers, DURABLE_PEERS_SETUP, peerFigures, ratioText, totalCpuUs } from "./sdk-peers.ts";
 
 export const BLOCKING_CLIENTS = 32;
+export const BLOCKING_TITLE = `Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`;
 /** Actor processes and runs per actor for our side: together they hold every client's run at once. */
 export const BLOCKING_ACTORS = 1;
 export const BLOCKING_CONCURRENCY = 32;
@@ -115,7 +116,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
     "runs the echo in its own event loop";
   return {
     id: "blocking",
-    title: `2. Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`,
+    title: BLOCKING_TITLE,
     setup: [
       `${BLOCKING_CLIENTS} keep-alive connections, one blocking SendMessage in flight each (text "hello", answered COMPLETED with the echoed artifact).`,
       `Bounds per round: ${fmt(load.warmupRequests)} warm-up requests, then at most ${fmt(load.maxRequests)} requests or ${load.maxSeconds} s; ${rounds} round(s) per system, alternating; rounds pooled.`,

@@ -10,6 +10,8 @@ import { type Child, waitFor } from "./processes.ts";
 import { bytes, fmt, type Section } from "./results.ts";
 import { startSdkServer } from "./sdk-peer.ts";
 
+export const COST_TITLE = "Accept cost in Redis, and memory per finished task";
+
 /** The default: the terminal step deletes the journal (no stream follows these tasks). */
 const JOURNAL_RETENTION_SECONDS = 0;
 const RETENTION_SECONDS = 20;
@@ -210,7 +212,7 @@ export async function costScenario(context: BenchContext): Promise<Section> {
         .join(", ");
     return {
       id: "cost",
-      title: "5. Accept cost in Redis, and memory per finished task",
+      title: COST_TITLE,
       setup: [
         `${fmt(count)} SendMessage (returnImmediately, text "hello", 16 clients) through one gateway with a seeded liveness record and no actor, INFO stats and commandstats diffed around them; then \`work --actors 1\` runs them all (echo: WORKING, artifact, COMPLETED) and the stats are diffed again.`,
         `Memory: MEMORY USAGE … SAMPLES 0 of each task's keys (task hash, run hash, journal stream, dedup record, the context's task index) averaged over the ${fmt(count)} tasks, plus the client's task index, its index of COMPLETED tasks and the shard's deletion schedule (ZSETs) divided by the task count; deletions are run in process as a worker's retention pass runs them; profile retention ${RETENTION_SECONDS} s and journal retention ${JOURNAL_RETENTION_SECONDS} s so both pass within the run; redis.dedupSeconds at its default (86,400 s).`,

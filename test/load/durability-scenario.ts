@@ -10,7 +10,7 @@ import { waitFor } from "./processes.ts";
 import { fmt, ms, type Row, type Section } from "./results.ts";
 import { mergeSamples } from "./stats.ts";
 
-export const DURABILITY_TITLE = "8. Durable acknowledgements: accept and blocking with redis.ackReplicas 0 and 1";
+export const DURABILITY_TITLE = "Durable acknowledgements: accept and blocking with redis.ackReplicas 0 and 1";
 const ACK_TIMEOUT_MS = 1000;
 
 interface Pooled {

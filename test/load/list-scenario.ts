@@ -10,7 +10,7 @@ import { type Child, cpuSeconds } from "./processes.ts";
 import { fmt, ms, type Row, type Section } from "./results.ts";
 import { summarize } from "./stats.ts";
 
-const TITLE = "7. ListTasks: 100, 10,000 and 100,000 tasks per client";
+export const LIST_TITLE = "ListTasks: 100, 10,000 and 100,000 tasks per client";
 export const LIST_TARGETS = ["ListTasks latency flat from 100 to 100,000 tasks per client"];
 const SIZES = [100, 10_000, 100_000];
 const PAGE_SIZE = 50;
@@ -242,7 +242,7 @@ export async function listScenario(context: BenchContext): Promise<Section> {
   const met = growth.every((entry) => entry.latency <= FLAT_FACTOR && entry.cpu <= FLAT_FACTOR);
   return {
     id: "list",
-    title: TITLE,
+    title: LIST_TITLE,
     setup: [
       `One client's tasks in the \`${PROFILE}\` profile, seeded through the public API: SendMessage with returnImmediately (32 connections) and no actor running (a seeded liveness record), so they stay queued (TASK_STATE_SUBMITTED); of the first ${fmt(SIZES[0] ?? 0)}, every ${FILTERED_EVERY}th is canceled with CancelTask (a queued task is canceled at once), and no later one. Sizes grow in place: ${SIZES.map((size) => fmt(size)).join(" → ")} tasks. So the status filter selects the same ${fmt((SIZES[0] ?? 0) / FILTERED_EVERY)} tasks at every size (its pages are alike), and they sit behind every newer task: the case a filter that reads each task's state handles worst, and the one a status filter is for (the few failed tasks among many finished ones).`,
       `${CLIENTS} keep-alive connections, one ListTasks in flight each, pageSize ${PAGE_SIZE}: the first page, and the page that starts in the middle of the matching tasks (its pageToken taken from the journal's own list, as a client that paged there would hold it), each without a filter and with status ${FILTER}. Every answer must hold the expected number of tasks.`,

@@ -12,6 +12,8 @@ import { bundleForNode, type PeerRuntime } from "./sdk-peer.ts";
 import { rateOnly } from "./stats.ts";
 import { packageVersion } from "./versions.ts";
 
+export const RUNS_TITLE = "Runs: no-op runs per second through the supervisor vs BullMQ";
+
 const ACTORS = 2;
 /** worker.concurrency's default: runs one actor executes at once. */
 const CONCURRENCY = 8;
@@ -197,7 +199,7 @@ export async function runsScenario(context: BenchContext): Promise<Section> {
   const ratio = mine.summary.perSecond / best.summary.perSecond;
   return {
     id: "runs",
-    title: "3. Runs: no-op runs per second through the supervisor vs BullMQ",
+    title: RUNS_TITLE,
     setup: [
       `${fmt(total)} runs queued before the workers start (ours: accepted through TaskJournal.accept with a seeded liveness record; BullMQ: Queue.addBulk of jobs with the same message as data).`,
       `Ours: \`bun src/cli.ts work --actors ${ACTORS}\`, worker.concurrency ${CONCURRENCY} (default), profile \`noop\`: every run is claimed (lease + fencing token), moved to COMPLETED with its start (WORKING) through the transition script (journal entries, retention TTLs) and acknowledged; that script also claims the actor's next queued run.`,

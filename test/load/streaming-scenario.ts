@@ -11,7 +11,7 @@ import { Installation } from "./installation.ts";
 import { type Child, childrenOf, cpuSeconds } from "./processes.ts";
 import { bytes, fmt, type Section } from "./results.ts";
 
-const TITLE = "6. Streamed output: LLM-like answers in 20-byte deltas over SendStreamingMessage";
+export const STREAMING_TITLE = "Streamed output: LLM-like answers in 20-byte deltas over SendStreamingMessage";
 export const STREAMING_TARGETS = [
   "streaming: bytes written to Redis for the streamed output ≤ 3 per output byte at every answer size",
 ];
@@ -287,7 +287,7 @@ export async function streamingScenario(context: BenchContext): Promise<Section>
       : `${streamed(worst).toFixed(0)} bytes per output byte at ${label(worst)}, ${(streamed(worst) / MAX_RATIO).toFixed(0)}× the target, and ${marginal.toFixed(1)} per extra output byte from ${label(first)} to ${label(last)}: the cost per byte grows with the answer`;
   return {
     id: "streaming",
-    title: TITLE,
+    title: STREAMING_TITLE,
     setup: [
       `A bench handler (\`stream-deltas\` in test/load/bench-handlers.ts, loaded with \`work --handlers\`) emits the answer in ${DELTA_BYTES}-byte deltas of ASCII prose, one awaited \`ctx.emit.text\` per delta, as an LLM agent loop forwards a streamed completion; the client sends SendStreamingMessage with the size as its text and reads the SSE stream (fetch and the runtime's own client SSE parser) until the terminal status, counting the text bytes of the artifact updates (they must add up to the answer).`,
       ...(pauseMs > 0 || intervalMs > 0

@@ -11,7 +11,7 @@ import { type SseSubscription, subscribe } from "./sse-client.ts";
 import { summarize } from "./stats.ts";
 
 const STREAMS_PER_TASK = 2;
-const TITLE = "4. Streams: concurrent SubscribeToTask streams on one gateway";
+export const STREAMS_TITLE = "Streams: concurrent SubscribeToTask streams on one gateway";
 const TARGETS = ["10,000 concurrent streams on one gateway", "event lag p99 ≤ 100 ms"];
 const SENT_AT = /"sentAt":([0-9.]+)/;
 
@@ -114,7 +114,7 @@ export async function streamsScenario(context: BenchContext): Promise<Section> {
     if (probeStatus !== 200 || !probeEvent.includes('"task"')) {
       return notMeasured(
         "streams",
-        TITLE,
+        STREAMS_TITLE,
         "streams not yet available (SubscribeToTask did not answer with an SSE stream)",
         TARGETS,
       );
@@ -202,7 +202,7 @@ export async function streamsScenario(context: BenchContext): Promise<Section> {
     const reached = open >= 10_000;
     return {
       id: "streams",
-      title: TITLE,
+      title: STREAMS_TITLE,
       setup: [
         `${fmt(wanted)} SubscribeToTask streams (${STREAMS_PER_TASK} per task, ${fmt(tasks)} tasks) from one client (server.maxStreamsPerClient and maxStreamsPerInstallation raised to ${fmt(wanted + 100)}), opened 200 at a time on raw loopback sockets; bound ${pick(context, 90, 20)} s to open them.`,
         `Producer: in the driver, ${rate} WORKING status events per second for ${produceSeconds} s through RunLedger.transition with each run's claim, as an actor writes them; each event carries performance.now() in its metadata, and the lag is measured in the same process at receipt (append → gateway notice → journal read → SSE frame → client).`,

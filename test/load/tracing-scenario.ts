@@ -8,6 +8,8 @@ import { type Compared, compare, cpuNote, type GatewaySetup, gatewayContender, t
 import { type BenchContext, pick } from "./context.ts";
 import { fmt, ms, type Row, type Section } from "./results.ts";
 
+export const TRACING_TITLE = "Tracing cost: accept and blocking with tracing off and on (100% sampled)";
+
 interface Case {
   name: string;
   setup: GatewaySetup;
@@ -77,7 +79,7 @@ export async function tracingScenario(context: BenchContext): Promise<Section> {
   }
   return {
     id: "tracing",
-    title: "8. Tracing cost: accept and blocking with tracing off and on (100% sampled)",
+    title: TRACING_TITLE,
     setup: [
       "The loads of scenarios 1 (accept, 64 clients, profile noop, no actors) and 2 (blocking echo, 32 clients, one actor).",
       "Off: tracing.enabled false (the default): no tracer provider, the OpenTelemetry API's no-op spans.",
