@@ -9,9 +9,8 @@ import { sendMessageBody } from "./installation.ts";
 import { fmt, type Row, type Section } from "./results.ts";
 import { compareWithPeers, DURABLE_PEERS_SETUP, peerFigures, ratioText } from "./sdk-peers.ts";
 
-export const ACCEPT_TITLE = "Accept: SendMessage with returnImmediately, 64 concurrent clients";
-
 export const ACCEPT_CLIENTS = 64;
+export const ACCEPT_TITLE = `Accept: SendMessage with returnImmediately, ${ACCEPT_CLIENTS} concurrent clients`;
 
 function accepted(answer: HttpAnswer): boolean {
   return answer.status === 200 && answer.body.includes('"result"') && answer.body.includes("TASK_STATE_");
