@@ -119,8 +119,14 @@ end
 local taskId = ARGV[4]
 local entry = redis.call('XADD', KEYS[9], '*', 'run', ARGV[5], 'task', taskId, 'client', ARGV[7], 'prof', ARGV[8],
   'ctx', ARGV[6])
-redis.call('HSET', KEYS[7], 'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0,
-  'entry', entry, 'trace', ARGV[19], 'prof', ARGV[8], 'ctx', ARGV[6])
+local run = {'id', ARGV[5], 'task', taskId, 'client', ARGV[7], 'state', 'queued', 'fence', 0, 'tries', 0, 'entry', entry,
+  'trace', ARGV[19], 'prof', ARGV[8], 'ctx', ARGV[6]}
+if waits then
+  -- the waiting leases' member: the run's end gives them back and answers the request (transition)
+  table.insert(run, 'w')
+  table.insert(run, ARGV[20])
+end
+redis.call('HSET', KEYS[7], unpack(run))
 redis.call('HSET', KEYS[6], 'ctx', ARGV[6], 'cli', ARGV[7], 'prof', ARGV[8],
   'state', 'TASK_STATE_SUBMITTED', 'rev', 1, 'st', ARGV[9], 'hist', hist, 'arts', '[]', 'ts', ARGV[11],
   'created', ARGV[11], 'bytes', taskBytes)
@@ -137,7 +143,5 @@ end
 countBytes(KEYS[12], ARGV[7], ARGV[8], taskBytes)
 if waits then
   leasePairTake(KEYS[14], KEYS[15], ARGV[20], tonumber(ARGV[21]), redisNowMs())
-  -- the run's end gives them back and answers the request (transition)
-  redis.call('HSET', KEYS[7], 'w', ARGV[20])
 end
 return {1, taskId}

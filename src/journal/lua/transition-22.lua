@@ -236,7 +236,10 @@ if ARGV[4] ~= '' then
   taskBytes = taskBytes + #ARGV[4] - storedArts - storedChunks
   table.insert(fields, 'arts')
   table.insert(fields, ARGV[4])
-  redis.call('DEL', KEYS[15])
+  -- (APPEND never leaves an empty chunk store: a step that appended nothing since the last compaction has none)
+  if storedChunks > 0 then
+    redis.call('DEL', KEYS[15])
+  end
 end
 if ARGV[5] ~= '' then
   local hist = redis.call('HGET', KEYS[1], 'hist')
@@ -292,7 +295,11 @@ if run[3] and (TERMINAL[to] or INTERRUPTED[to]) then
   redis.call('ZREM', KEYS[22], run[3])
   local gateway = string.match(run[3], '^([^:]+):')
   local fields = redis.call('HGETALL', KEYS[1])
-  local chunks = redis.call('GET', KEYS[15]) or ''
+  -- a step that carried the whole list compacted the chunk store away
+  local chunks = ''
+  if ARGV[4] == '' then
+    chunks = redis.call('GET', KEYS[15]) or ''
+  end
   local size = #chunks
   for i = 2, #fields, 2 do
     size = size + #fields[i]

@@ -5,14 +5,16 @@
   counted again, the one write before a refusal. A set without a maximum is pruned at every call, so that nothing bounds
   it but its live leases. A member already in a set is renewed and never refused by that set's maximum.
 ]]
--- Whether the member may hold a lease in the set: it holds one already, the set has no maximum (0), or the set has
--- fewer live leases than its maximum once a set that looks full has dropped its expired ones.
+-- Whether the member may hold a lease in the set: the set has no maximum (0), it holds one already, or the set has
+-- fewer live leases than its maximum once a set that looks full has dropped its expired ones. The count comes first:
+-- a set below its maximum (the common case, and always for a blocking request's fresh member) needs no lookup of the
+-- member.
 local function leaseRoom(setKey, member, max, nowMs)
   if max <= 0 then
     redis.call('ZREMRANGEBYSCORE', setKey, '-inf', nowMs)
     return true
   end
-  return redis.call('ZSCORE', setKey, member) or redis.call('ZCARD', setKey) < max
+  return redis.call('ZCARD', setKey) < max or redis.call('ZSCORE', setKey, member)
     or (redis.call('ZREMRANGEBYSCORE', setKey, '-inf', nowMs) > 0 and redis.call('ZCARD', setKey) < max)
 end
 
