@@ -87,9 +87,14 @@ export interface CliProcess {
   line(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** Starts `bun src/cli.ts <args>` with the installation's environment. */
-export function startCli(inst: Installation, args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+/** Starts `bun [runtimeArgs] src/cli.ts <args>` with the installation's environment. */
+export function startCli(
+  inst: Installation,
+  args: string[],
+  env: Record<string, string> = {},
+  runtimeArgs: string[] = [],
+): CliProcess {
+  const child = spawn(process.execPath, [...runtimeArgs, CLI, ...args], {
     env: { ...inst.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
