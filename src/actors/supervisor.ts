@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { keepFreedMemory } from "../allocator.ts";
 import type { Config } from "../config/index.ts";
 import type { Logger } from "../log.ts";
 import { readActorMessages } from "./actor-message.ts";
@@ -131,6 +132,8 @@ class Supervisor {
     for (const [name, value] of Object.entries(this.o.env)) if (value !== undefined) env[name] = value;
     // Pings and metric snapshots travel on their own pipe (fd 3), never mixed with the logs on stdout and stderr.
     Object.assign(env, { A2A_ACTOR_SUPERVISED: "1", [ACTOR_PIPE_FD_ENV]: String(ACTOR_PIPE_FD) });
+    // (however the supervisor itself was started)
+    keepFreedMemory(env);
     const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit", "pipe"], env });
     const started = Date.now();
     if (child.pid !== undefined) this.watchdog.watch(slot, child.pid, started);

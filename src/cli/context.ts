@@ -1,5 +1,5 @@
 // What every command gets: the loaded configuration, a logger, a Redis connection, the environment as given.
-// Only the command line (src/cli/program.ts) builds it; commands never read process.env themselves.
+// Only the entry (src/cli.ts) builds it; commands never read process.env themselves.
 import { type Config, loadConfig, unknownEnvironmentVariables } from "../config/index.ts";
 import { createRedis, type RedisLike } from "../journal/index.ts";
 import { createLogger, type Logger, wantsPrettyLogs } from "../log.ts";

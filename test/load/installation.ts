@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { PURGE_DELAY_DEFAULT, PURGE_DELAY_VARIABLE } from "../../src/allocator.ts";
 import { ClientRegistry, KeySpace } from "../../src/journal/index.ts";
 import { freePort } from "../support/redis.ts";
 import { type Child, startChild, waitFor } from "./processes.ts";
@@ -76,6 +77,8 @@ export class Installation {
       // installation (its running runs capped, its stored bytes refused past 256 MiB).
       A2A_CLIENTS_MAX_RUNNING_TASKS: "0",
       A2A_CLIENTS_MAX_STORED_BYTES: "0",
+      // as bin/a2a-runtime starts every process (the bench runs src/cli.ts itself, for its runtime flags)
+      [PURGE_DELAY_VARIABLE]: PURGE_DELAY_DEFAULT,
       ...options.env,
     };
   }

@@ -1,11 +1,13 @@
-// The processes the command line starts keep freed memory (src/cli/allocator.ts): on Bun the entry starts itself again
-// in place with mimalloc's purge delay set, unless the environment sets it, and the supervisor's actors inherit it.
-// Read from /proc: the environment a process was started with, and its command line.
+// a2a-runtime's processes keep freed memory (src/allocator.ts): bin/a2a-runtime starts every command with mimalloc's
+// purge delay off unless the environment sets it, and the supervisor starts its actors so however it was started.
+// Read from /proc: the environment each process was started with.
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { PURGE_DELAY_DEFAULT, PURGE_DELAY_VARIABLE } from "../../../src/cli/allocator.ts";
+import { PURGE_DELAY_DEFAULT, PURGE_DELAY_VARIABLE } from "../../../src/allocator.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
 import { cleanup, type Installation, installation, killStarted, liveWorkers, startCli } from "./harness.ts";
+
+const LAUNCHER = new URL("../../../bin/a2a-runtime", import.meta.url).pathname;
 
 let server: TestRedis;
 const installs: Installation[] = [];
@@ -27,45 +29,41 @@ async function fresh(): Promise<Installation> {
   return inst;
 }
 
-function procFile(pid: number, file: string): string[] {
-  return readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0");
+/** The purge delay process `pid` was started with (undefined when its environment had none). */
+function purgeDelayOf(pid: number): string | undefined {
+  const entry = readFileSync(`/proc/${pid}/environ`, "utf8")
+    .split("\0")
+    .find((item) => item.startsWith(`${PURGE_DELAY_VARIABLE}=`));
+  return entry?.slice(PURGE_DELAY_VARIABLE.length + 1);
 }
 
-function environment(pid: number): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const entry of procFile(pid, "environ")) {
-    const at = entry.indexOf("=");
-    if (at > 0) env[entry.slice(0, at)] = entry.slice(at + 1);
-  }
-  return env;
+async function actorPid(inst: Installation): Promise<number> {
+  const [actor] = (await liveWorkers(inst, 1)).filter((worker) => worker.mode === "consume");
+  if (!actor) throw new Error("no live actor");
+  return actor.pid;
 }
 
-test("work runs with the purge delay off, in the process that was started, and so do its actors", async () => {
+test("bin/a2a-runtime starts the command and its actors with the purge delay off", async () => {
+  const inst = await fresh();
+  const work = startCli(inst, ["work", "--actors", "1"], {}, [LAUNCHER]);
+  const actor = await actorPid(inst);
+  // the launcher execs Bun: the pid it was started as is the supervisor's
+  expect(purgeDelayOf(work.pid)).toBe(PURGE_DELAY_DEFAULT);
+  expect(purgeDelayOf(actor)).toBe(PURGE_DELAY_DEFAULT);
+});
+
+test("an operator's own purge delay is kept, by the launcher and by the supervisor", async () => {
+  const inst = await fresh();
+  const work = startCli(inst, ["work", "--actors", "1"], { [PURGE_DELAY_VARIABLE]: "250" }, [LAUNCHER]);
+  const actor = await actorPid(inst);
+  expect(purgeDelayOf(work.pid)).toBe("250");
+  expect(purgeDelayOf(actor)).toBe("250");
+});
+
+test("a supervisor started without the launcher still starts its actors with the purge delay off", async () => {
   const inst = await fresh();
   const work = startCli(inst, ["work", "--actors", "1"]);
-  const [actor] = (await liveWorkers(inst, 1)).filter((worker) => worker.mode === "consume");
-  // the pid the operator's process manager knows is the one that serves (execve, not a child)
-  expect(environment(work.pid)[PURGE_DELAY_VARIABLE]).toBe(PURGE_DELAY_DEFAULT);
-  expect(procFile(work.pid, "cmdline")).toContain("work");
-  expect(actor).toBeDefined();
-  expect(environment(actor?.pid ?? 0)[PURGE_DELAY_VARIABLE]).toBe(PURGE_DELAY_DEFAULT);
-});
-
-test("an operator's own purge delay is kept, for work and its actors", async () => {
-  const inst = await fresh();
-  const work = startCli(inst, ["work", "--actors", "1"], { [PURGE_DELAY_VARIABLE]: "250" });
-  const [actor] = (await liveWorkers(inst, 1)).filter((worker) => worker.mode === "consume");
-  expect(environment(work.pid)[PURGE_DELAY_VARIABLE]).toBe("250");
-  expect(environment(actor?.pid ?? 0)[PURGE_DELAY_VARIABLE]).toBe("250");
-});
-
-test("the runtime's own flags survive the restart", async () => {
-  const inst = await fresh();
-  const work = startCli(inst, ["work", "--actors", "1"], {}, ["--smol"]);
-  await liveWorkers(inst, 1);
-  const cmdline = procFile(work.pid, "cmdline");
-  expect(environment(work.pid)[PURGE_DELAY_VARIABLE]).toBe(PURGE_DELAY_DEFAULT);
-  expect(cmdline).toContain("--smol");
-  expect(cmdline.indexOf("--smol")).toBeLessThan(cmdline.findIndex((arg) => arg.endsWith("src/cli.ts")));
-  expect(cmdline).toContain("work");
+  const actor = await actorPid(inst);
+  expect(purgeDelayOf(work.pid)).toBeUndefined();
+  expect(purgeDelayOf(actor)).toBe(PURGE_DELAY_DEFAULT);
 });

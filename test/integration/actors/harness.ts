@@ -87,14 +87,18 @@ export interface CliProcess {
   line(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** Starts `bun [runtimeArgs] src/cli.ts <args>` with the installation's environment. */
+/**
+ * Starts `bun src/cli.ts <args>` with the installation's environment; `command` replaces `bun src/cli.ts` (e.g. the
+ * installed launcher, bin/a2a-runtime).
+ */
 export function startCli(
   inst: Installation,
   args: string[],
   env: Record<string, string> = {},
-  runtimeArgs: string[] = [],
+  command: string[] = [process.execPath, CLI],
 ): CliProcess {
-  const child = spawn(process.execPath, [...runtimeArgs, CLI, ...args], {
+  const [file = process.execPath, ...commandArgs] = command;
+  const child = spawn(file, [...commandArgs, ...args], {
     env: { ...inst.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
