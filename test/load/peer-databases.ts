@@ -122,6 +122,9 @@ export class PostgresServer {
     try {
       await child.line(/database system is ready to accept connections/, 60_000);
       const admin = new pg.Client({ host: "127.0.0.1", port, user: "bench", database: "postgres" });
+      // A server killed under it (the bench kills every child after a failed scenario) ends the connection with an
+      // error event, which would otherwise end the bench itself; server() starts a new server on next use.
+      admin.on("error", () => {});
       await admin.connect();
       return new PostgresServer(version, port, child, dir, admin);
     } catch (error) {
