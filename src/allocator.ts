@@ -12,7 +12,6 @@ export const PURGE_DELAY_VARIABLE = "MIMALLOC_PURGE_DELAY";
 export const PURGE_DELAY_DEFAULT = "-1";
 
 /** Sets the purge delay in `env` (a child process's environment) unless it is set already. */
-export function keepFreedMemory(env: Record<string, string>): Record<string, string> {
-  if (env[PURGE_DELAY_VARIABLE] === undefined) env[PURGE_DELAY_VARIABLE] = PURGE_DELAY_DEFAULT;
-  return env;
+export function keepFreedMemory(env: Record<string, string>): void {
+  env[PURGE_DELAY_VARIABLE] ??= PURGE_DELAY_DEFAULT;
 }

@@ -1,31 +1,19 @@
 // a2a-runtime's processes keep freed memory (src/allocator.ts): bin/a2a-runtime starts every command with mimalloc's
 // purge delay off unless the environment sets it, and the supervisor starts its actors so however it was started.
 // Read from /proc: the environment each process was started with.
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { PURGE_DELAY_DEFAULT, PURGE_DELAY_VARIABLE } from "../../../src/allocator.ts";
-import { startRedis, type TestRedis } from "../../support/redis.ts";
-import { cleanup, type Installation, installation, killStarted, liveWorkers, startCli } from "./harness.ts";
+import { type Installation, installationSuite, liveWorkers, startCli } from "./harness.ts";
 
 const LAUNCHER = new URL("../../../bin/a2a-runtime", import.meta.url).pathname;
 
-let server: TestRedis;
-const installs: Installation[] = [];
-beforeAll(async () => {
-  server = await startRedis();
-});
-afterEach(() => killStarted());
-afterAll(async () => {
-  killStarted();
-  for (const inst of installs) cleanup(inst);
-  await server.stop();
-});
+const newInstallation = installationSuite();
 
 async function fresh(): Promise<Installation> {
-  const inst = await installation(server);
+  const inst = await newInstallation();
   // whatever the test runner's environment says, these processes start without the variable unless a test sets it
   delete inst.env[PURGE_DELAY_VARIABLE];
-  installs.push(inst);
   return inst;
 }
 

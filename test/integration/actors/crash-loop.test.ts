@@ -1,19 +1,16 @@
 // A run that crashes its actor costs its own run, never the fleet: past the restart intensity the supervisor goes on,
 // each such task fails after maxAttempts and is dead-lettered, and other clients' tasks complete. An actor that cannot
 // start (a handler module that throws on import), or that dies while idle, still counts: the supervisor gives up.
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { userMessage } from "../../support/journal.ts";
-import { startRedis, type TestRedis } from "../../support/redis.ts";
 import {
-  cleanup,
   ECHO_PROFILE,
   FAULTS_PROFILE,
   type Installation,
-  installation,
+  installationSuite,
   isRunning,
-  killStarted,
   liveWorkers,
   startCli,
   taskInState,
@@ -24,20 +21,10 @@ import {
 const MAX_ATTEMPTS = 2;
 const INTENSITY = 1;
 
-let server: TestRedis;
-const installs: Installation[] = [];
-beforeAll(async () => {
-  server = await startRedis();
-});
-afterEach(() => killStarted());
-afterAll(async () => {
-  killStarted();
-  for (const inst of installs) cleanup(inst);
-  await server.stop();
-});
+const newInstallation = installationSuite();
 
 async function fresh(): Promise<Installation> {
-  const inst = await installation(server, {
+  const inst = await newInstallation({
     profiles: [ECHO_PROFILE, FAULTS_PROFILE],
     env: {
       A2A_WORKER_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
@@ -47,7 +34,6 @@ async function fresh(): Promise<Installation> {
       A2A_WORKER_CONCURRENCY: "1",
     },
   });
-  installs.push(inst);
   return inst;
 }
 

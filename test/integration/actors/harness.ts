@@ -1,12 +1,13 @@
 // Harness for the actors suite: an installation of its own (key prefix, config file with profiles, a client) on the
 // file's redis-server, the real CLI as child processes (`work`, `sweep`, `status`), and polling helpers.
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeTaskFields, type JournalSettings, type TaskRecord } from "../../../src/journal/index.ts";
 import { type JournalFixture, journalFixture, userMessage } from "../../support/journal.ts";
-import type { TestRedis } from "../../support/redis.ts";
+import { startRedis, type TestRedis } from "../../support/redis.ts";
 
 const CLI = new URL("../../../src/cli.ts", import.meta.url).pathname;
 
@@ -75,6 +76,30 @@ export async function installation(server: TestRedis, options: InstallationOptio
 
 export function cleanup(inst: Installation): void {
   rmSync(inst.dir, { recursive: true, force: true });
+}
+
+/**
+ * A suite's life around its installations: its own redis-server for the file, every process it started killed after
+ * each test, the installations' directories removed at the end. Returns the function that makes an installation.
+ */
+export function installationSuite(): (options?: InstallationOptions) => Promise<Installation> {
+  let server: TestRedis | undefined;
+  const installs: Installation[] = [];
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterEach(() => killStarted());
+  afterAll(async () => {
+    killStarted();
+    for (const inst of installs) cleanup(inst);
+    await server?.stop();
+  });
+  return async (options) => {
+    if (!server) throw new Error("installationSuite: no redis-server yet (call it at the top of the test file)");
+    const inst = await installation(server, options);
+    installs.push(inst);
+    return inst;
+  };
 }
 
 export interface CliProcess {

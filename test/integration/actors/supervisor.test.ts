@@ -1,17 +1,14 @@
 // The supervisor as a real process tree: a SIGKILLed actor is replaced and its run reclaimed after the lease; a frozen
 // actor's late writes are refused by the fence; a SIGKILLed supervisor leaves no actor; SIGTERM hands runs back.
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { startRedis, type TestRedis } from "../../support/redis.ts";
+import { expect, test } from "bun:test";
 import {
   accept,
-  cleanup,
   ECHO_PROFILE,
   events,
   FAULTS_PROFILE,
   type Installation,
-  installation,
+  installationSuite,
   isRunning,
-  killStarted,
   liveWorkers,
   run,
   startCli,
@@ -21,21 +18,10 @@ import {
   workers,
 } from "./harness.ts";
 
-let server: TestRedis;
-const installs: Installation[] = [];
-beforeAll(async () => {
-  server = await startRedis();
-});
-afterEach(() => killStarted());
-afterAll(async () => {
-  killStarted();
-  for (const inst of installs) cleanup(inst);
-  await server.stop();
-});
+const newInstallation = installationSuite();
 
 async function fresh(): Promise<Installation> {
-  const inst = await installation(server, { profiles: [ECHO_PROFILE, FAULTS_PROFILE] });
-  installs.push(inst);
+  const inst = await newInstallation({ profiles: [ECHO_PROFILE, FAULTS_PROFILE] });
   return inst;
 }
 
