@@ -2,6 +2,7 @@
 // worker.concurrency runs at once, reclaims expired leases, does the due retention work (input timeouts, deletions,
 // deferred runs), heartbeats, listens for cancels, delivers webhooks from the push outbox, and drains on request.
 import type { Config } from "../config/index.ts";
+import { RunQueue } from "../journal/index.ts";
 import type { ActorMetrics } from "./metrics.ts";
 import type { RunExecutor } from "./run-executor.ts";
 import { createQueueReader, type RunQueueReader } from "./shard-queue-readers.ts";
@@ -42,13 +43,16 @@ export class Actor {
     });
     this.workerId = this.core.workerId;
     this.executor = this.core.executor;
-    this.reader = createQueueReader(config.redis.cluster.length > 0, {
+    const clustered = config.redis.cluster.length > 0;
+    this.reader = createQueueReader(clustered, {
       connect: () => o.connect("actor-queue"),
       keys: this.core.keys,
       consumer: this.workerId,
       blockMs: Math.min(o.blockMs ?? 2000, 2000),
       watchdogMarginMs: o.watchdogMarginMs ?? 3000,
       ensureGroups: () => this.core.ensureGroups(),
+      // a drain ends the blocking read from the command connection (one node: the same server)
+      ...(clustered ? {} : { unblocker: new RunQueue(this.core.redis, this.core.keys) }),
       logger,
     });
   }
@@ -91,6 +95,7 @@ export class Actor {
     this.graceTimer = setTimeout(() => this.executor.abortAll("drain"), graceMs);
     this.o.logger.info({ reason, inflight: this.executor.inflight, graceMs }, "draining");
     this.wake?.();
+    this.reader.interrupt();
   }
 
   /** Brings the metrics that mirror other counters (push deliveries) up to date. */

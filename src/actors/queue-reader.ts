@@ -1,6 +1,7 @@
 // Reads new run-queue entries for one consumer with XREADGROUP BLOCK on a dedicated connection. A watchdog replaces
 // the connection when a blocking read has not returned within BLOCK plus a margin (a link that hangs after a
-// reconnect); entries delivered to a dropped read stay pending and are reclaimed after their lease.
+// reconnect); entries delivered to a dropped read stay pending and are reclaimed after their lease. A drain ends the
+// read at once (`interrupt`) instead of waiting out its BLOCK, so that an idle actor stops as soon as it is asked to.
 import { type KeySpace, type QueueEntry, type RedisLike, RunQueue } from "../journal/index.ts";
 import type { Logger } from "../log.ts";
 
@@ -16,13 +17,27 @@ export interface QueueReaderOptions {
   watchdogMarginMs: number;
   /** Called when the group is missing (NOGROUP): re-creates the consumer groups. */
   ensureGroups: () => Promise<void>;
+  /**
+   * The queue on another connection to the same Redis node, whose `unblock` ends a read for `interrupt`. Without it
+   * (on a cluster, where a command without a key goes to any node) a read ends when its BLOCK passes.
+   */
+  unblocker?: RunQueue;
   logger: Logger;
 }
 
+/** The reading connection, and its id once CLIENT ID has answered (again after each reconnect). */
+interface ReadConnection {
+  redis: RedisLike;
+  queue: RunQueue;
+  id: Promise<number | undefined> | undefined;
+}
+
 export class QueueReader {
-  private connection: { redis: RedisLike; queue: RunQueue } | undefined;
+  private connection: ReadConnection | undefined;
   private readonly shards: readonly number[];
   private closed = false;
+  /** The connection of the read in progress, if one is. */
+  private reading: ReadConnection | undefined;
 
   constructor(private readonly o: QueueReaderOptions) {
     this.shards = o.shards ?? Array.from({ length: o.keys.shards }, (_, shard) => shard);
@@ -31,15 +46,17 @@ export class QueueReader {
   /** New entries, at most `count` per shard; [] after BLOCK without any, after a watchdog reset, or on an error. */
   async read(count: number): Promise<QueueEntry[]> {
     if (this.closed) return [];
-    if (!this.connection) {
-      const redis = this.o.connect();
-      this.connection = { redis, queue: new RunQueue(redis, this.o.keys) };
-    }
+    if (!this.connection) this.connection = this.open();
     const connection = this.connection;
+    // asked before the read on the same connection: known by the time a drain needs it
+    if (this.o.unblocker && connection.id === undefined) {
+      connection.id = connection.queue.connectionId().catch(() => undefined);
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const watchdog = new Promise<"hung">((resolve) => {
       timer = setTimeout(() => resolve("hung"), this.o.blockMs + this.o.watchdogMarginMs);
     });
+    this.reading = connection;
     try {
       const read = connection.queue.readNew(this.o.consumer, this.shards, count, this.o.blockMs);
       const reply = await Promise.race([read, watchdog]);
@@ -57,12 +74,40 @@ export class QueueReader {
       return [];
     } finally {
       clearTimeout(timer);
+      this.reading = undefined;
     }
+  }
+
+  /**
+   * Ends the read in progress now, with the entries Redis has given it (none, unless they were on their way): the
+   * connection stays open for the next read. Does nothing without an `unblocker`, or when no read is in progress.
+   */
+  interrupt(): void {
+    const connection = this.reading;
+    const unblocker = this.o.unblocker;
+    if (!connection?.id || !unblocker) return;
+    void connection.id
+      .then((id) => (id === undefined || this.reading !== connection ? false : unblocker.unblock(id)))
+      .catch((error: unknown) =>
+        this.o.logger.debug({ err: error }, "queue read not interrupted; it ends after BLOCK"),
+      );
   }
 
   close(): void {
     this.closed = true;
     if (this.connection) this.drop(this.connection);
+  }
+
+  private open(): ReadConnection {
+    const redis = this.o.connect();
+    const connection: ReadConnection = { redis, queue: new RunQueue(redis, this.o.keys), id: undefined };
+    // a new link is a new client: its id is asked again before the next read
+    if (this.o.unblocker) {
+      redis.on("close", () => {
+        connection.id = undefined;
+      });
+    }
+    return connection;
   }
 
   private drop(connection: { redis: RedisLike }): void {

@@ -9,6 +9,8 @@ import { QueueReader, type QueueReaderOptions } from "./queue-reader.ts";
 export interface RunQueueReader {
   /** New entries (at most `count` per shard); [] when nothing came within BLOCK. */
   read(count: number): Promise<QueueEntry[]>;
+  /** Ends the read in progress now (it answers what it has, else []); the next read works as before. */
+  interrupt(): void;
   close(): void;
 }
 
@@ -55,6 +57,15 @@ export class ShardQueueReaders implements RunQueueReader {
       this.wake = undefined;
     }
     return this.ready.splice(0);
+  }
+
+  /**
+   * The call in progress answers now; the shards' reads stay outstanding (a cluster's reader cannot unblock them), so
+   * what they deliver is returned by the next call, or left pending for the reclaimer if the reader is closed.
+   */
+  interrupt(): void {
+    for (const reader of this.readers) reader.interrupt();
+    this.wake?.();
   }
 
   close(): void {

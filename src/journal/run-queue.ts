@@ -66,6 +66,20 @@ export class RunQueue {
     readonly keys: KeySpace,
   ) {}
 
+  /** This connection's id (CLIENT ID), by which another connection can end its blocking read (`unblock`). */
+  async connectionId(): Promise<number> {
+    return Number(await this.redis.call("CLIENT", "ID"));
+  }
+
+  /**
+   * Ends the blocking read of connection `connectionId` as if its BLOCK had passed (CLIENT UNBLOCK … TIMEOUT: it
+   * answers no entries, and an entry it has not been given stays in the queue). False when that connection was not
+   * blocked. Sent on another connection than the read's, of the same Redis node.
+   */
+  async unblock(connectionId: number): Promise<boolean> {
+    return Number(await this.redis.call("CLIENT", "UNBLOCK", connectionId, "TIMEOUT")) === 1;
+  }
+
   /**
    * New entries for `consumer`, at most `count` per shard, in one read of `shards` (on a cluster, one shard per read:
    * a read across slots is refused). With `blockMs`, waits up to that long when none is there.

@@ -87,3 +87,16 @@ test("one reader over every shard on a single Redis, one per shard on a cluster"
   expect(createQueueReader(true, options(cluster.connect))).toBeInstanceOf(ShardQueueReaders);
   expect(createQueueReader(false, options(cluster.connect))).not.toBeInstanceOf(ShardQueueReaders);
 });
+
+test("interrupt answers the call in progress with nothing; what an outstanding read delivers later is not dropped", async () => {
+  const cluster = fakeCluster();
+  const readers = new ShardQueueReaders(options(cluster.connect));
+  const first = readers.read(4);
+  readers.interrupt();
+  expect(await first).toEqual([]);
+  cluster.answer(2, entry(2, "7-0"));
+  expect(await readers.read(4)).toEqual([{ shard: 2, id: "7-0", runId: "r7-0", taskId: "t7-0" }]);
+  // the interrupt sent nothing and started no read: each shard's first read is still the only one
+  expect(cluster.reads.map(([stream]) => stream).sort()).toEqual([keys.queue(0), keys.queue(1), keys.queue(2)]);
+  readers.close();
+});
