@@ -25,6 +25,9 @@ export interface QueueReaderOptions {
   logger: Logger;
 }
 
+/** How soon `interrupt` tries again when the read it should end had not reached Redis yet (ms). */
+const UNBLOCK_RETRY_MS = 20;
+
 /** The reading connection, and its id once CLIENT ID has answered (again after each reconnect). */
 interface ReadConnection {
   redis: RedisLike;
@@ -36,8 +39,8 @@ export class QueueReader {
   private connection: ReadConnection | undefined;
   private readonly shards: readonly number[];
   private closed = false;
-  /** The connection of the read in progress, if one is. */
-  private reading: ReadConnection | undefined;
+  /** The read in progress, if one is (a new object per read). */
+  private reading: { connection: ReadConnection } | undefined;
 
   constructor(private readonly o: QueueReaderOptions) {
     this.shards = o.shards ?? Array.from({ length: o.keys.shards }, (_, shard) => shard);
@@ -56,7 +59,8 @@ export class QueueReader {
     const watchdog = new Promise<"hung">((resolve) => {
       timer = setTimeout(() => resolve("hung"), this.o.blockMs + this.o.watchdogMarginMs);
     });
-    this.reading = connection;
+    const current = { connection };
+    this.reading = current;
     try {
       const read = connection.queue.readNew(this.o.consumer, this.shards, count, this.o.blockMs);
       const reply = await Promise.race([read, watchdog]);
@@ -74,7 +78,7 @@ export class QueueReader {
       return [];
     } finally {
       clearTimeout(timer);
-      this.reading = undefined;
+      if (this.reading === current) this.reading = undefined;
     }
   }
 
@@ -83,14 +87,21 @@ export class QueueReader {
    * connection stays open for the next read. Does nothing without an `unblocker`, or when no read is in progress.
    */
   interrupt(): void {
-    const connection = this.reading;
+    const read = this.reading;
     const unblocker = this.o.unblocker;
-    if (!connection?.id || !unblocker) return;
-    void connection.id
-      .then((id) => (id === undefined || this.reading !== connection ? false : unblocker.unblock(id)))
-      .catch((error: unknown) =>
-        this.o.logger.debug({ err: error }, "queue read not interrupted; it ends after BLOCK"),
-      );
+    if (!read?.connection.id || !unblocker) return;
+    void this.unblock(read, unblocker).catch((error: unknown) =>
+      this.o.logger.debug({ err: error }, "queue read not interrupted; it ends after BLOCK"),
+    );
+  }
+
+  /** Unblocks `read` until it has ended: an UNBLOCK that reaches Redis before the read does ends nothing. */
+  private async unblock(read: { connection: ReadConnection }, unblocker: RunQueue): Promise<void> {
+    while (this.reading === read) {
+      const id = await read.connection.id;
+      if (id === undefined || (await unblocker.unblock(id))) return;
+      await new Promise((resolve) => setTimeout(resolve, UNBLOCK_RETRY_MS));
+    }
   }
 
   close(): void {

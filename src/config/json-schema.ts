@@ -12,8 +12,16 @@ export interface SchemaViolation {
 
 export type SchemaCheck = (value: unknown) => SchemaViolation[];
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
-ajv.addMetaSchema(draft07);
+let ajv: Ajv2020 | undefined;
+
+/** Made at the first schema: compiling its meta-schemas is a tenth of a process's start-up, and most have none. */
+function compiler(): Ajv2020 {
+  if (ajv === undefined) {
+    ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+    ajv.addMetaSchema(draft07);
+  }
+  return ajv;
+}
 
 function describe(error: ErrorObject): SchemaViolation {
   const pointer = error.instancePath === "" ? "/" : error.instancePath;
@@ -33,7 +41,7 @@ function describe(error: ErrorObject): SchemaViolation {
  * `limit` violations, an empty list when the value conforms.
  */
 export function compileJsonSchema(schema: Record<string, unknown> | boolean, limit = 10): SchemaCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction = compiler().compile(schema);
   return (value) => {
     if (validate(value)) return [];
     return (validate.errors ?? []).slice(0, limit).map(describe);

@@ -25,7 +25,7 @@ import { createGatewayApp, routable } from "./app.ts";
 import { Authenticator } from "./authenticator.ts";
 import { CardSigner } from "./card-signer.ts";
 import { type GatewayContext, profileRuntimes } from "./gateway-context.ts";
-import { type GrpcServed, startGrpcServer } from "./grpc-server.ts";
+import type { GrpcServed } from "./grpc-server.ts";
 import { JournalTail } from "./journal-tail.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { cardProfiles } from "./push-config-rules.ts";
@@ -195,6 +195,8 @@ export async function startGateway(config: Config, options: StartGatewayOptions 
   let grpc: GrpcServed | undefined;
   if (grpcPort !== undefined) {
     try {
+      // loaded only here: @grpc/grpc-js is a fifth of a process's start-up, and most gateways serve no gRPC
+      const { startGrpcServer } = await import("./grpc-server.ts");
       grpc = await startGrpcServer(context, host, grpcPort);
     } catch (error) {
       revocations.stop();
