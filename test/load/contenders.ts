@@ -8,7 +8,7 @@ import { runGrpcLoad } from "./grpc-load.ts";
 import { type HttpAnswer, type LoadResult, runHttpLoad } from "./http-load.ts";
 import { BUN, Installation } from "./installation.ts";
 import type { PeerEngine } from "./peer-databases.ts";
-import { type Child, childrenOf, cpuSeconds, startChild } from "./processes.ts";
+import { type Child, childrenOf, cpuSeconds, mainThreadCpuSeconds, startChild } from "./processes.ts";
 import { fmt, type Row } from "./results.ts";
 import { type PeerMode, type PeerRuntime, startSdkServer } from "./sdk-peer.ts";
 import { mergeSamples, type Sample, type Summary } from "./stats.ts";
@@ -36,6 +36,8 @@ export interface Measured extends Sample {
   driverCpu: number;
   /** Pids of the processes measured (gateway first), e.g. to find their CPU profiles. */
   pids: number[];
+  /** CPU seconds of each pid's main thread since it started, read at the end of the load (for profiles' readers). */
+  mainThreadCpu: number[];
 }
 
 export interface Contender {
@@ -93,6 +95,7 @@ async function measure(
     leadCpu: lead() - (cpu0[3] ?? 0),
     driverCpu: (driver.user + driver.system) / 1e6,
     pids: pids(),
+    mainThreadCpu: pids().map(mainThreadCpuSeconds),
   };
 }
 

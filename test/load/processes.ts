@@ -112,8 +112,17 @@ export function rssBytes(pid: number): number {
 
 /** CPU seconds (user + system) a process used so far (Linux /proc); NaN where it cannot be read. */
 export function cpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds of a process's main thread alone (its JS thread; not the JIT's, GC's or allocator's threads). */
+export function mainThreadCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(file: string): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    const fields = readFileSync(file, "utf8").split(") ")[1]?.split(" ") ?? [];
     const ticks = Number(fields[11]) + Number(fields[12]);
     return ticks / 100;
   } catch {

@@ -12,12 +12,17 @@ import { type ProfileSummary, summarizeProfile } from "./profile.ts";
 
 const DOCS = new URL("../../docs/benchmarks.md", import.meta.url);
 
-function table(title: string, summary: ProfileSummary): string {
+function table(title: string, summary: ProfileSummary, mainThreadCpuSeconds: number | undefined): string {
   const share = (value: number) => `${((100 * value) / summary.busyMs).toFixed(1)}%`;
+  const ms = (value: number) => Math.round(value).toLocaleString("en-US");
+  const cpu =
+    mainThreadCpuSeconds === undefined || Number.isNaN(mainThreadCpuSeconds)
+      ? ""
+      : ` The thread's CPU time over the process's life was ${ms(mainThreadCpuSeconds * 1000)} ms: sampled time misses the thread's work outside JavaScript (the event loop, the HTTP parser) and counts time it waits for a core, so the shares are of sampled time, and a frame that wakes another process (a socket write) collects more than its CPU.`;
   return [
     `#### ${title}`,
     "",
-    `${Math.round(summary.busyMs).toLocaleString("en-US")} ms of sampled JS-thread time (idle excluded). Native work is charged to the area of its nearest JS caller.`,
+    `${ms(summary.busyMs)} ms of sampled JS-thread time (idle excluded). Native work is charged to the area of its nearest JS caller.${cpu}`,
     "",
     "| area | share |",
     "|---|--:|",
@@ -68,8 +73,10 @@ export async function profileScenario(context: BenchContext): Promise<string> {
     { ...acceptLoad(context), maxRequests: 30_000, maxSeconds: 10 },
   );
   const acceptFile = profileOf(accept.dir, accept.measured.pids[0] ?? 0);
-  if (acceptFile)
-    out.push(table("Gateway, accept load (64 clients, returnImmediately)", summarizeProfile(acceptFile, 20)));
+  if (acceptFile) {
+    const summary = summarizeProfile(acceptFile, 20);
+    out.push(table("Gateway, accept load (64 clients, returnImmediately)", summary, accept.measured.mainThreadCpu[0]));
+  }
   rmSync(accept.dir, { recursive: true, force: true });
 
   context.log("profile: gateway and actor under the blocking load");
@@ -80,11 +87,15 @@ export async function profileScenario(context: BenchContext): Promise<string> {
     env: { ...setup.env, BUN_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` },
   }).run({ ...blockingLoad(context), maxRequests: 10_000, maxSeconds: 10 });
   const [gatewayPid = 0, , ...actorPids] = blocking.pids;
+  const threadCpu = (pid: number) => blocking.mainThreadCpu[blocking.pids.indexOf(pid)];
   const gatewayFile = profileOf(dir, gatewayPid);
-  if (gatewayFile) out.push(table("Gateway, blocking load (32 clients, echo)", summarizeProfile(gatewayFile, 20)));
+  if (gatewayFile) {
+    const summary = summarizeProfile(gatewayFile, 20);
+    out.push(table("Gateway, blocking load (32 clients, echo)", summary, threadCpu(gatewayPid)));
+  }
   for (const pid of actorPids) {
     const file = profileOf(dir, pid);
-    if (file) out.push(table(`Actor (pid ${pid}), blocking load`, summarizeProfile(file, 20)));
+    if (file) out.push(table(`Actor (pid ${pid}), blocking load`, summarizeProfile(file, 20), threadCpu(pid)));
   }
   rmSync(dir, { recursive: true, force: true });
   out.push("### Analysis", "", profileAnalysis());
