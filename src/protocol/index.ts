@@ -14,15 +14,8 @@ export {
   RUNTIME_ERROR_DOMAIN,
 } from "./error-table.ts";
 export * from "./errors.ts";
-export {
-  A2A_GRPC_SERVICE,
-  decodeRequest,
-  encodeMessage,
-  encodeStatus,
-  GRPC_METHODS,
-  type GrpcMethod,
-  peekTenant,
-} from "./grpc.ts";
+// The gRPC codec (./grpc.ts) is not re-exported: loading it builds protobuf's descriptor registry, about 100 ms of
+// every process's start. Only the gRPC binding imports it, and a gateway loads that binding when it serves gRPC.
 export {
   type JsonRpcError,
   type JsonRpcErrorDetail,

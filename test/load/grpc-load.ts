@@ -3,7 +3,8 @@
 // into a JSON-RPC-shaped body so that the scenario's own check applies. It only ever dials 127.0.0.1.
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { encodeMessage, GRPC_METHODS, isA2aMethod } from "../../src/protocol/index.ts";
+import { encodeMessage, GRPC_METHODS } from "../../src/protocol/grpc.ts";
+import { isA2aMethod } from "../../src/protocol/index.ts";
 import { type DriveOptions, driveLoad, type HttpAnswer, type LoadClient, type LoadResult } from "./http-load.ts";
 
 export interface GrpcLoadOptions extends DriveOptions {

@@ -3,7 +3,8 @@
 // table's headers as metadata), each stream event as one StreamResponse message, and a server stream the stream hub
 // watches like an SSE response (its buffer cap, duration, revocation), ending with a status instead of an error event.
 import { Metadata, type ServerWritableStream, status as StatusCode, type StatusObject } from "@grpc/grpc-js";
-import { type DescribedError, encodeMessage, encodeStatus, type GrpcMethod } from "../../protocol/index.ts";
+import { encodeMessage, encodeStatus, type GrpcMethod } from "../../protocol/grpc.ts";
+import type { DescribedError } from "../../protocol/index.ts";
 import type { FramedStream, SseFraming } from "../event-sink.ts";
 import type { StreamEnd } from "../sse-stream.ts";
 

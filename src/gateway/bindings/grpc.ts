@@ -10,16 +10,8 @@ import type {
   sendUnaryData,
   UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import {
-  decodeRequest,
-  encodeMessage,
-  GRPC_METHODS,
-  type GrpcMethod,
-  InvalidRequestError,
-  PayloadTooLargeError,
-  ProfileNotFoundError,
-  peekTenant,
-} from "../../protocol/index.ts";
+import { decodeRequest, encodeMessage, GRPC_METHODS, type GrpcMethod, peekTenant } from "../../protocol/grpc.ts";
+import { InvalidRequestError, PayloadTooLargeError, ProfileNotFoundError } from "../../protocol/index.ts";
 import { FramedEventSink, type SseFraming } from "../event-sink.ts";
 import type { GatewayContext, ProfileRuntime } from "../gateway-context.ts";
 import { NestingTooDeepError } from "../request-body.ts";

@@ -12,17 +12,8 @@ import {
   SERVED_PROTO,
   servedProto,
 } from "../../../scripts/proto.ts";
-import {
-  A2A_METHODS,
-  CapacityError,
-  decodeRequest,
-  describeError,
-  encodeMessage,
-  encodeStatus,
-  GRPC_METHODS,
-  InvalidParamsError,
-  peekTenant,
-} from "../../../src/protocol/index.ts";
+import { decodeRequest, encodeMessage, encodeStatus, GRPC_METHODS, peekTenant } from "../../../src/protocol/grpc.ts";
+import { A2A_METHODS, CapacityError, describeError, InvalidParamsError } from "../../../src/protocol/index.ts";
 
 const SPEC = new URL("../../support/a2a-proto/a2a.proto", import.meta.url);
 
