@@ -1,9 +1,16 @@
 // `a2a-runtime gateway`: serves the A2A JSON-RPC endpoints, agent cards and health until SIGTERM or SIGINT, then
 // stops in order (waits answered, waiting leases released, connections closed).
 import { type Command, InvalidArgumentError } from "commander";
-import { startGateway } from "../gateway/index.ts";
 import { isPortInUse, portInUseError } from "./command-error.ts";
 import { type CliContext, signingKey } from "./context.ts";
+
+/**
+ * The gateway's code, loaded when a command serves (gateway, start): the client commands (send, task, status) start
+ * without the HTTP server, its metrics and its tracing.
+ */
+export function loadGateway(): Promise<typeof import("../gateway/index.ts")> {
+  return import("../gateway/index.ts");
+}
 
 export function portNumber(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError("must be a port, 0..65535");
@@ -19,6 +26,7 @@ export function registerGateway(program: Command, context: CliContext): void {
       const config = context.config();
       const logger = context.logger("gateway");
       const port = options.port ?? config.server.port;
+      const { startGateway } = await loadGateway();
       const gateway = await startGateway(config, { logger, cardSigningKey: signingKey(context), port }).catch(
         (error: unknown) => {
           throw isPortInUse(error) ? portInUseError(config.server.host, port) : error;

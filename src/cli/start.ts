@@ -5,12 +5,12 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { type Config, publicUrl } from "../config/index.ts";
-import { type RunningGateway, startGateway } from "../gateway/index.ts";
+import type { RunningGateway } from "../gateway/index.ts";
 import { ClientRegistry, KeySpace, WorkerRegistry } from "../journal/index.ts";
 import { CommandError, EXIT_UNAVAILABLE, isPortInUse, portInUseError } from "./command-error.ts";
 import { type CliContext, signingKey } from "./context.ts";
 import { type EmbeddedRedis, redisServerOnPath, startEmbeddedRedis } from "./embedded-redis.ts";
-import { portNumber } from "./gateway.ts";
+import { loadGateway, portNumber } from "./gateway.ts";
 import { checkedHandlerModules } from "./handler-modules.ts";
 import { isRedisTopology, redisProblem, redisTarget, requireRedis } from "./redis-reach.ts";
 import { HANDLERS_OPTION, positiveInteger } from "./work.ts";
@@ -143,7 +143,7 @@ export function registerStart(program: Command, context: CliContext): void {
       const port = options.port ?? config.server.port;
       let gateway: RunningGateway;
       try {
-        gateway = await startGateway(config, {
+        gateway = await (await loadGateway()).startGateway(config, {
           logger: context.logger("gateway"),
           cardSigningKey: signingKey(context),
           port,
