@@ -7,10 +7,18 @@ import { type BenchContext, pick } from "./context.ts";
 import type { HttpAnswer } from "./http-load.ts";
 import { sendMessageBody } from "./installation.ts";
 import { fmt, type Row, type Section } from "./results.ts";
-import { compareWithPeers, DURABLE_PEERS_SETUP, peerFigures, ratioText } from "./sdk-peers.ts";
+import {
+  compareWithPeers,
+  DURABLE_PEERS_SETUP,
+  ONE_CLIENT_SETUP,
+  oneClientComparison,
+  peerFigures,
+  ratioText,
+} from "./sdk-peers.ts";
 
 export const ACCEPT_CLIENTS = 64;
 export const ACCEPT_TITLE = `Accept: SendMessage with returnImmediately, ${ACCEPT_CLIENTS} concurrent clients`;
+const OURS_SYSTEM = "a2a-runtime gateway (`bun src/cli.ts gateway`)";
 export const ACCEPT_TARGETS = [
   "accept ≥ 2.5× the SDK's in-memory server's throughput",
   "accept ≥ 35% of the redis-benchmark ceiling",
@@ -44,6 +52,15 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
     command: "npm run bench -- --only accept",
   });
   const { ours, inMemory } = comparison;
+  const oneClient = await oneClientComparison(
+    context,
+    rounds,
+    { contender: ourContender, system: OURS_SYSTEM, note: (compared) => cpuNote(compared) },
+    comparison,
+    "immediate",
+    load,
+    "accepts/s",
+  );
   context.log("accept: redis-benchmark ceiling");
   const ceiling = await acceptScriptCeiling(context.redisUrl, ACCEPT_CLIENTS, pick(context, 200_000, 40_000));
   const inProcess = await journalAccept(
@@ -59,7 +76,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
   const vsCeiling = ourRate / ceiling.summary.perSecond;
   const rows: Row[] = [
     {
-      system: "a2a-runtime gateway (`bun src/cli.ts gateway`)",
+      system: OURS_SYSTEM,
       role: "ours",
       summary: ours.summary,
       unit: "accepts/s",
@@ -69,6 +86,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
     },
     overGrpc,
     ...comparison.peerRows,
+    ...oneClient.rows,
     {
       system: "ceiling: redis-benchmark EVALSHA accept-15.lua",
       role: "ceiling",
@@ -97,6 +115,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
       `Ours over gRPC: the same gateway with server.grpcPort set, the same requests as SendMessageRequest messages (tenant \`noop\`), ${ACCEPT_CLIENTS} calls in flight on one HTTP/2 channel (@grpc/grpc-js in the driver).`,
       "Peers: `DefaultRequestHandler` + an executor that publishes the task and COMPLETED at once, served by `jsonRpcHandler` on express 5 with NODE_ENV=production, no authentication; each store on Bun and on Node where it loads, the faster runtime is the store's peer in the ratios.",
       ...DURABLE_PEERS_SETUP,
+      ONE_CLIENT_SETUP,
       `Ceiling: redis-benchmark with the same ${ACCEPT_CLIENTS} clients runs EVALSHA of the accept script, each call a fresh task (__rand_int__ ids), with a live beat and a client record seeded.`,
     ],
     rows,
@@ -125,6 +144,7 @@ export async function acceptScenario(context: BenchContext): Promise<Section> {
     figures: [
       ["redis-benchmark SET on this server (64 clients), for scale", `${fmt(setRps)} req/s`],
       ...peerFigures(comparison, "accepts/s"),
+      oneClient.figure,
       ["ours ÷ ceiling", `${(vsCeiling * 100).toFixed(1)}%`],
     ],
     notes: comparison.notes,

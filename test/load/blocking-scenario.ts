@@ -2,6 +2,7 @@
 // gateway) from 32 concurrent clients, against the @a2a-js/sdk server running the same echo in its own process (in
 // memory, on PostgreSQL and on SQLite).
 import {
+  type Compared,
   compare,
   cpuNote,
   floorContender,
@@ -14,7 +15,15 @@ import { type BenchContext, pick } from "./context.ts";
 import type { HttpAnswer } from "./http-load.ts";
 import { sendMessageBody } from "./installation.ts";
 import { fmt, ms, type Row, type Section } from "./results.ts";
-import { compareWithPeers, DURABLE_PEERS_SETUP, peerFigures, ratioText, totalCpuUs } from "./sdk-peers.ts";
+import {
+  compareWithPeers,
+  DURABLE_PEERS_SETUP,
+  ONE_CLIENT_SETUP,
+  oneClientComparison,
+  peerFigures,
+  ratioText,
+  totalCpuUs,
+} from "./sdk-peers.ts";
 
 export const BLOCKING_CLIENTS = 32;
 export const BLOCKING_TITLE = `Blocking round trip: SendMessage waiting for echo, ${BLOCKING_CLIENTS} concurrent clients`;
@@ -77,27 +86,39 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
   const floor = (await compare(context, rounds, [floorContender(context)], load)).get("floor");
   if (!floor) throw new Error("the floor contender did not run");
   const { ours, inMemory } = comparison;
+  const oursSystem = `a2a-runtime gateway + \`work --actors ${BLOCKING_ACTORS}\` (echo)`;
+  const byProcess = (compared: Compared) => cpuNote(compared, { lead: "gateway", rest: "supervisor and actors" });
+  const oneClient = await oneClientComparison(
+    context,
+    rounds,
+    { contender: ourContender, system: oursSystem, note: byProcess },
+    comparison,
+    "echo",
+    load,
+    "round trips/s",
+  );
   const rows: Row[] = [
     {
-      system: `a2a-runtime gateway + \`work --actors ${BLOCKING_ACTORS}\` (echo)`,
+      system: oursSystem,
       role: "ours",
       summary: ours.summary,
       unit: "round trips/s",
       errors: ours.summary.errors,
       command: "npm run bench -- --only blocking",
-      note: cpuNote(ours, { lead: "gateway", rest: "supervisor and actors" }),
+      note: byProcess(ours),
     },
     overGrpc,
     {
-      system: `a2a-runtime gateway + \`work --actors ${BLOCKING_ACTORS}\` (echo), Redis over its Unix socket`,
+      system: `${oursSystem}, Redis over its Unix socket`,
       role: "ours",
       summary: overSocket.summary,
       unit: "round trips/s",
       errors: overSocket.summary.errors,
       command: "npm run bench -- --only blocking",
-      note: cpuNote(overSocket, { lead: "gateway", rest: "supervisor and actors" }),
+      note: byProcess(overSocket),
     },
     ...comparison.peerRows,
+    ...oneClient.rows,
     {
       system: "reference: the topology's floor (test/load/floor-server.ts)",
       role: "reference",
@@ -130,6 +151,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
       `Ours over gRPC: the same installation with server.grpcPort set, the same requests as SendMessageRequest messages (tenant \`echo\`), ${BLOCKING_CLIENTS} calls in flight on one HTTP/2 channel.`,
       "Peers: the SDK server with an executor that publishes the task, WORKING, the echoed artifact and COMPLETED in-process (no separate worker), with each task store; the faster runtime is the store's peer in the ratios.",
       ...DURABLE_PEERS_SETUP,
+      ONE_CLIENT_SETUP,
       "CPU per request compares all the processes of a system: ours gateway + supervisor + actors + redis-server, a peer its server process (+ PostgreSQL's processes; + redis-server, which it does not use: ~0).",
     ],
     rows,
@@ -166,6 +188,7 @@ export async function blockingScenario(context: BenchContext): Promise<Section> 
     ],
     figures: [
       ...peerFigures(comparison, "round trips/s"),
+      oneClient.figure,
       [
         "ours with Redis over its Unix socket ÷ SDK with InMemoryTaskStore",
         `${ratioText(overSocket.summary.perSecond, inMemory, "round trips/s")}; CPU per request (all processes + redis-server): ours ${fmt(totalCpuUs(overSocket))} µs (over TCP ${fmt(ourCpu)} µs) vs ${fmt(peerCpu)} µs`,

@@ -2,7 +2,7 @@
 // DatabaseTaskStore on PostgreSQL (Bun and Node) and on SQLite (Node: better-sqlite3 does not load in Bun). A store
 // whose database is not available is skipped with a note; the others still run.
 import { type Compared, type Contender, compare, cpuNote, type Load, sdkContender } from "./contenders.ts";
-import type { BenchContext } from "./context.ts";
+import { type BenchContext, pick } from "./context.ts";
 import type { PeerEngine } from "./peer-databases.ts";
 import { fmt, type Row } from "./results.ts";
 import { type PeerMode, type PeerRuntime, peerCommand } from "./sdk-peer.ts";
@@ -166,4 +166,64 @@ export function peerFigures(comparison: PeerComparison, unit: string): [string, 
     `ours ÷ SDK with ${storeLabel(entry.peer.store, pgVersion)}`,
     `${ratioText(ours.summary.perSecond, entry, unit)}; CPU per request (all processes + redis-server): ours ${fmt(totalCpuUs(ours))} µs vs ${fmt(totalCpuUs(entry.compared))} µs`,
   ]);
+}
+
+/** How the one-client rows are measured, for a scenario's setup list. */
+export const ONE_CLIENT_SETUP =
+  "One client: ours and the SDK's in-memory server (its faster runtime above) again with a single connection and one request in flight, fewer requests per round, alternating: each request then wakes every process on its path alone, where the concurrent load lets requests share the wake-ups; no target judges these rows.";
+
+/** Ours and the peer of the targets with one client at a time: rows for the table and a figure line. */
+export interface OneClient {
+  rows: Row[];
+  figure: [string, string];
+}
+
+/**
+ * Runs `ours` and the SDK's in-memory server (the runtime `comparison` found faster) under `load` with one client
+ * at a time, in alternating rounds: every request then wakes each process on its path alone, the case the concurrent
+ * loads of the targets do not show.
+ */
+export async function oneClientComparison(
+  context: BenchContext,
+  rounds: number,
+  ours: { contender: Contender; system: string; note: (compared: Compared) => string },
+  comparison: PeerComparison,
+  mode: PeerMode,
+  load: Load,
+  unit: string,
+): Promise<OneClient> {
+  const single: Load = {
+    ...load,
+    concurrency: 1,
+    ...pick(
+      context,
+      { maxRequests: 3_000, maxSeconds: 5, warmupRequests: 300 },
+      { maxRequests: 800, maxSeconds: 2, warmupRequests: 100 },
+    ),
+  };
+  const { peer } = comparison.inMemory;
+  const only = mode === "immediate" ? "accept" : "blocking";
+  context.log(`${only}: one client, ours vs ${peer.name}`);
+  const results = await compare(context, rounds, [ours.contender, sdkContender(context, peer.runtime, mode)], single);
+  const mine = results.get(ours.contender.name)!;
+  const theirs = results.get(peer.name)!;
+  const peerLine = peerRow(peer, theirs, unit, mode, only, comparison.pgVersion);
+  const rows: Row[] = [
+    {
+      system: `${ours.system}, one client`,
+      role: "ours",
+      summary: mine.summary,
+      unit,
+      errors: mine.summary.errors,
+      command: `npm run bench -- --only ${only}`,
+      note: ours.note(mine),
+    },
+    { ...peerLine, system: `${peerLine.system}, one client` },
+  ];
+  const ratio = mine.summary.perSecond / theirs.summary.perSecond;
+  const figure: [string, string] = [
+    "one client at a time: ours ÷ SDK with InMemoryTaskStore",
+    `${ratio.toFixed(2)}× (${fmt(mine.summary.perSecond)} vs ${fmt(theirs.summary.perSecond)} ${unit}); CPU per request (all processes + redis-server): ours ${fmt(totalCpuUs(mine))} µs vs ${fmt(totalCpuUs(theirs))} µs`,
+  ];
+  return { rows, figure };
 }
