@@ -134,6 +134,11 @@ export interface PeerComparison {
   notes: string[];
 }
 
+/** The scenario (its `--only` name) whose peers run in `mode`. */
+function scenarioOf(mode: PeerMode): "accept" | "blocking" {
+  return mode === "immediate" ? "accept" : "blocking";
+}
+
 /** Runs `ours` (named "gateway") and every SDK peer in alternating rounds under `load`. */
 export async function compareWithPeers(
   context: BenchContext,
@@ -145,7 +150,7 @@ export async function compareWithPeers(
 ): Promise<PeerComparison> {
   const sdk = await sdkPeers(context, mode);
   const pgVersion = await postgresVersion(context);
-  const only = mode === "immediate" ? "accept" : "blocking";
+  const only = scenarioOf(mode);
   context.log(`${only}: ours vs ${sdk.peers.length} SDK servers`);
   const results = await compare(context, rounds, [ours, ...sdk.contenders], load);
   const peerRows = sdk.peers.map((peer) => peerRow(peer, results.get(peer.name)!, unit, mode, only, pgVersion));
@@ -202,7 +207,7 @@ export async function oneClientComparison(
     ),
   };
   const { peer } = comparison.inMemory;
-  const only = mode === "immediate" ? "accept" : "blocking";
+  const only = scenarioOf(mode);
   context.log(`${only}: one client, ours vs ${peer.name}`);
   const results = await compare(context, rounds, [ours.contender, sdkContender(context, peer.runtime, mode)], single);
   const mine = results.get(ours.contender.name)!;
