@@ -143,7 +143,8 @@ export function registerStart(program: Command, context: CliContext): void {
       const port = options.port ?? config.server.port;
       let gateway: RunningGateway;
       try {
-        gateway = await (await loadGateway()).startGateway(config, {
+        const { startGateway } = await loadGateway();
+        gateway = await startGateway(config, {
           logger: context.logger("gateway"),
           cardSigningKey: signingKey(context),
           port,
