@@ -20,7 +20,7 @@ export interface ProfileRuntime {
 export interface GatewayContext {
   readonly config: Config;
   readonly keys: KeySpace;
-  /** The shared command connection (auto-pipelining). */
+  /** The shared command connection. */
   readonly redis: RedisLike;
   readonly journal: TaskJournal;
   readonly tail: JournalTail;

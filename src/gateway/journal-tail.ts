@@ -27,7 +27,7 @@ interface FollowerOf {
   readonly states?: ReadonlySet<TaskState>;
   /**
    * Called in the tick in which the tail sends its read of the task for a notice of one of `states` (not for a
-   * reconnect's or the safety tick's re-read): a write issued here shares the read's round trip on the auto-pipelining
+   * reconnect's or the safety tick's re-read): a write issued here leaves in the same socket write as the read, on the
    * command connection. A blocking wait gives its waiting leases back here, since a notice of a state that ends it
    * means the wait is over once the read arrives.
    */
@@ -81,7 +81,7 @@ export interface JournalTailOptions {
    * ended to the blocking request whose waiting leases its accept took (member `<gatewayId>:<requestId>`).
    */
   gatewayId?: string;
-  /** Reads on the shared command connection (auto-pipelining), the safety tick's too. */
+  /** Reads on the shared command connection, the safety tick's too. */
   journal: TaskJournal;
   keys: KeySpace;
   logger: Logger;
@@ -474,9 +474,9 @@ export class JournalTail {
   }
 
   /**
-   * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads leave in one tick on
-   * the auto-pipelining connection: one pipeline on a single Redis, one per node on a cluster (whose explicit
-   * pipelines must stay on one node).
+   * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads are separate
+   * commands issued in one tick, which the socket sends together (one write per node on a cluster, where an explicit
+   * pipeline would have to stay on one node).
    */
   private recheckAll(): void {
     const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);

@@ -71,7 +71,7 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
 const DRAIN_MS = 2000;
 
 function connect(config: Config, name: string, logger: Logger, onError: () => void): RedisLike {
-  const redis = createRedis(config.redis, name, { maxRetriesPerRequest: 1, autoPipelining: name === "a2a-gateway" });
+  const redis = createRedis(config.redis, name, { maxRetriesPerRequest: 1 });
   let healthy = true;
   redis.on("error", (error: Error) => {
     onError();

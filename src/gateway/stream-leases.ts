@@ -180,7 +180,7 @@ export class StreamLeases {
     this.renew(slice);
   }
 
-  /** Renews leases; the calls leave in one tick on the auto-pipelining connection, as one pipeline. */
+  /** Renews leases; the calls are issued in one tick, so the socket sends them together. */
   private renew(slice: readonly StreamLease[]): void {
     const { leases, keys, ttlMs, limits, logger } = this.options;
     const warn = (error: unknown) => logger.warn({ err: error }, "stream lease not renewed");

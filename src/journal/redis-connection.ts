@@ -8,8 +8,6 @@ import { type RedisLike, registerScripts } from "./scripts.ts";
 export interface RedisConnectionOptions {
   /** Retries of one command while the link is down before it fails (ioredis maxRetriesPerRequest; default 2). */
   maxRetriesPerRequest?: number;
-  /** Commands issued in one tick leave as one pipeline (per node on a cluster). */
-  autoPipelining?: boolean;
 }
 
 /** Attempts to reach a cluster's seed nodes before the first `ready`; after that the client retries for ever. */
@@ -73,14 +71,13 @@ export function createRedis(
   options: RedisConnectionOptions = {},
 ): RedisLike {
   const redis = openRedis(config, connectionName, options);
-  // before any command: an auto-pipelining connection's pipelines carry only the scripts registered when they open
+  // before any command: a pipeline carries only the scripts registered when it is opened
   registerScripts(redis);
   return redis;
 }
 
 function openRedis(config: RedisTarget, connectionName: string, options: RedisConnectionOptions): RedisLike {
   const maxRetriesPerRequest = options.maxRetriesPerRequest ?? 2;
-  const enableAutoPipelining = options.autoPipelining ?? false;
   const sentinels = config.sentinels ?? [];
   if (sentinels.length > 0) {
     return connectedAfterFailover(
@@ -98,17 +95,15 @@ function openRedis(config: RedisTarget, connectionName: string, options: RedisCo
         reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
         connectionName,
         maxRetriesPerRequest,
-        enableAutoPipelining,
       }),
     );
   }
   if (config.cluster.length === 0) {
-    return new Redis(config.url, { connectionName, maxRetriesPerRequest, enableAutoPipelining });
+    return new Redis(config.url, { connectionName, maxRetriesPerRequest });
   }
   let ready = false;
   const cluster = new Cluster(config.cluster.map(parseClusterNode), {
     redisOptions: { connectionName, maxRetriesPerRequest, ...credentials(config.url) },
-    enableAutoPipelining,
     clusterRetryStrategy: (times) => (!ready && times > CLUSTER_STARTUP_ATTEMPTS ? null : Math.min(100 * times, 2000)),
   });
   cluster.once("ready", () => {

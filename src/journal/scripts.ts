@@ -88,8 +88,8 @@ const registered = new WeakSet<object>();
 
 /**
  * Registers every script on a connection once; ioredis then sends EVALSHA and recovers from NOSCRIPT by itself. Call
- * it before the connection's first command when it auto-pipelines: a pipeline carries only the scripts registered
- * when it was opened, so a script first called in a tick whose pipeline another command opened would fail.
+ * it before the connection's first command: a pipeline carries only the scripts registered when it was opened, so a
+ * script queued on a pipeline opened before its first call would fail.
  */
 export function registerScripts(redis: RedisLike): void {
   if (registered.has(redis)) return;

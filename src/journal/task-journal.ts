@@ -166,8 +166,7 @@ export interface ListPage {
 
 /**
  * Redis full, read-only, loading, unreachable, or a Cluster moving its slots: MOVED, ASK and TRYAGAIN reach the caller
- * when ioredis does not follow them (an auto-pipelined batch whose commands were redirected to different slots is not
- * retried), and a cluster whose slot map is being refreshed after a failover answers with the other messages.
+ * when ioredis does not follow them (a pipeline whose commands were redirected to different slots is not retried), and a cluster whose slot map is being refreshed after a failover answers with the other messages.
  */
 const STORE_ERRORS = new RegExp(
   [

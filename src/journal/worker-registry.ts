@@ -59,7 +59,7 @@ export class WorkerRegistry {
   /**
    * Redis time (s) and each shard's last worker beat or sweep tick (Redis time, s; null when none is recorded), in
    * one tick: separate commands, not one pipeline, since on a cluster the shards' records sit on different nodes (the
-   * auto-pipelining connection still sends them together, one pipeline per node).
+   * socket still sends a tick's commands together, one write per node).
    */
   async shardBeats(): Promise<{ nowSeconds: number; beats: (number | null)[] }> {
     const { redis, keys } = this;

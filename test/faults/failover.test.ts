@@ -22,7 +22,7 @@ const TERMINAL = /COMPLETED|FAILED|CANCELED|REJECTED/;
  * silent for 1 s is down, a failed Sentinel election is tried again 10 s later), which a shared CI machine starved of
  * CPU cannot be relied on to keep: on it both scenarios once failed where runs here, idle and under CPU load, passed.
  * The defects it found each have a regression test of their own in the default run (lost-runs, lost-entry,
- * sentinel-switch-race, auto-pipelining).
+ * sentinel-switch-race, script-registration).
  */
 const RUN = process.env.A2A_FAILOVER === "1" || SOAK;
 /** How long a stream may go without its terminal event before the client gives up on it and resubscribes (ms). */
