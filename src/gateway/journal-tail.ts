@@ -27,9 +27,9 @@ interface FollowerOf {
   readonly states?: ReadonlySet<TaskState>;
   /**
    * Called in the tick in which the tail sends its read of the task for a notice of one of `states` (not for a
-   * reconnect's or the safety tick's re-read): a write issued here leaves in the same socket write as the read, on the
-   * command connection. A blocking wait gives its waiting leases back here, since a notice of a state that ends it
-   * means the wait is over once the read arrives.
+   * reconnect's or the safety tick's re-read): a write issued here shares the read's round trip on the command
+   * connection. A blocking wait gives its waiting leases back here, since a notice of a state that ends it means the
+   * wait is over once the read arrives.
    */
   readonly onNotice?: (state: TaskState) => void;
 }
@@ -475,8 +475,8 @@ export class JournalTail {
 
   /**
    * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads are separate
-   * commands issued in one tick, which the socket sends together (one write per node on a cluster, where an explicit
-   * pipeline would have to stay on one node).
+   * commands issued in one tick and sent as issued (on a cluster to their own nodes, where an explicit pipeline would
+   * have to stay on one node).
    */
   private recheckAll(): void {
     const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);

@@ -180,7 +180,7 @@ export class StreamLeases {
     this.renew(slice);
   }
 
-  /** Renews leases; the calls are issued in one tick, so the socket sends them together. */
+  /** Renews leases: one script call per lease, issued in one tick and sent as issued. */
   private renew(slice: readonly StreamLease[]): void {
     const { leases, keys, ttlMs, limits, logger } = this.options;
     const warn = (error: unknown) => logger.warn({ err: error }, "stream lease not renewed");

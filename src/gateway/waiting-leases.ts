@@ -155,8 +155,8 @@ export class WaitingLeases {
   /**
    * Renews every held lease that is still live, and never takes one again: the run's end gives a new task's leases
    * back itself (its accept took them) before this process hears of it, and a renewal must not bring them back. The
-   * calls are issued in one tick on the command connection, so the socket sends them together; a release issued later
-   * on the same connection runs after them.
+   * calls are issued in one tick on the command connection, which runs commands in the order they were sent: a release
+   * issued later on the same connection runs after them.
    */
   private renewAll(): void {
     const { leases, keys, ttlMs, logger } = this.options;

@@ -58,8 +58,8 @@ export class WorkerRegistry {
 
   /**
    * Redis time (s) and each shard's last worker beat or sweep tick (Redis time, s; null when none is recorded), in
-   * one tick: separate commands, not one pipeline, since on a cluster the shards' records sit on different nodes (the
-   * socket still sends a tick's commands together, one write per node).
+   * one tick: separate commands, not one pipeline, since on a cluster the shards' records sit on different nodes (each
+   * command goes to its own node as it is issued).
    */
   async shardBeats(): Promise<{ nowSeconds: number; beats: (number | null)[] }> {
     const { redis, keys } = this;
