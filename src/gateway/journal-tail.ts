@@ -474,9 +474,9 @@ export class JournalTail {
   }
 
   /**
-   * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads are separate
-   * commands issued in one tick and sent as issued (on a cluster to their own nodes, where an explicit pipeline would
-   * have to stay on one node).
+   * Reads every followed task's revision and refreshes those that moved past every notice, or vanished. The reads are
+   * separate commands issued in one tick and sent as issued (on a cluster to their own nodes, where an explicit
+   * pipeline would have to stay on one node).
    */
   private recheckAll(): void {
     const all = [...this.tasks.values()].flatMap((byClient) => [...byClient.values()]);
