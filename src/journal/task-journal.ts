@@ -166,7 +166,10 @@ export interface ListPage {
 
 /**
  * Redis full, read-only, loading, unreachable, or a Cluster moving its slots: MOVED, ASK and TRYAGAIN reach the caller
- * when ioredis does not follow them (a pipeline whose commands were redirected to different slots is not retried), and a cluster whose slot map is being refreshed after a failover answers with the other messages.
+ * when ioredis does not follow them (a pipeline whose commands were redirected to different slots is not retried), a
+ * command it does follow fails with "Too many Cluster redirections" when the nodes still disagree after its 16 tries
+ * (a failover, before the slot map settles: none of them ran it), and a cluster whose slot map is being refreshed
+ * answers with the other messages.
  */
 const STORE_ERRORS = new RegExp(
   [
@@ -178,6 +181,7 @@ const STORE_ERRORS = new RegExp(
     "^MOVED \\d",
     "^ASK \\d",
     "^TRYAGAIN",
+    "^Too many Cluster redirections",
     "Failed to refresh slots cache",
     "None of startup nodes is available",
     "Cluster isn't ready",

@@ -1,8 +1,10 @@
-// A Cluster moving slots under a pipeline: ioredis does not follow the MOVED replies of a batch whose commands were
-// redirected to different slots, so each command fails with its own MOVED. Seen in the failover scenario as -32603
-// "Internal error" answers, when the gateway's connection sent each tick's commands as one pipeline; the journal's own
-// pipelines still can meet it. The gateway must answer STORE_UNAVAILABLE (retry), as for any other store that is not
-// there for a moment.
+// A Cluster moving slots under the gateway, two ways its commands fail, each seen in the failover scenario as -32603
+// "Internal error" answers. A pipeline: ioredis does not follow the MOVED replies of a batch whose commands were
+// redirected to different slots, so each command fails with its own MOVED (seen when the gateway's connection sent each
+// tick's commands as one pipeline; the journal's own pipelines still can meet it). A single command: ioredis follows
+// its redirections, and gives up after 16 when the nodes disagree on the slot (seen once the connection stopped
+// auto-pipelining). Either way no node ran the command: the gateway must answer STORE_UNAVAILABLE (retry), as for any
+// other store that is not there for a moment.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import calculateSlot from "cluster-key-slot";
 import type { Redis } from "ioredis";
@@ -61,6 +63,32 @@ test("regression: a batch redirected to two slots fails each command with MOVED,
       keys.map((key) => expect.stringMatching(new RegExp(`^MOVED ${calculateSlot(key)} `))),
     );
     for (const error of failures) expect(() => storeFailure(error)).toThrow(StoreUnavailableError);
+  } finally {
+    redis.disconnect();
+  }
+}, 30_000);
+
+test("regression: a command whose redirections go round (a master that handed its slot to another, which takes it for the first's) fails as ioredis gives up, which is STORE_UNAVAILABLE", async () => {
+  const [from, to] = await cluster.masters();
+  if (from === undefined || to === undefined) throw new Error("a cluster of one master");
+  let key = "";
+  for (let i = 0; key === ""; i++) if ((await cluster.masterOf(`round:${i}`)) === from) key = `round:${i}`;
+  const redis = createRedis({ url: "redis://127.0.0.1", cluster: cluster.nodes }, "a2a-gateway", {
+    maxRetriesPerRequest: 1,
+  }) as Redis;
+  redis.on("error", () => {});
+  try {
+    // The client learns the slot map; then `from` names `to` as the slot's master while `to` still names `from`.
+    expect(await redis.get(key)).toBeNull();
+    const toId = String(await cluster.node(to).call("CLUSTER", "MYID"));
+    await cluster.node(from).call("CLUSTER", "SETSLOT", String(calculateSlot(key)), "NODE", toId);
+    const failure = await redis.get(key).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    // What ioredis hands over once its 16 redirections are spent (as in a failover, before the slot map settles).
+    expect(failure?.message).toStartWith("Too many Cluster redirections");
+    expect(() => storeFailure(failure)).toThrow(StoreUnavailableError);
   } finally {
     redis.disconnect();
   }

@@ -13,8 +13,10 @@ describe("storeFailure", () => {
       "connect ECONNREFUSED 127.0.0.1:6379",
       "Connection is closed.",
       "Reached the max retries per request limit (which is 1).",
-      // A Cluster failing over: redirections ioredis did not follow (an auto-pipelined batch over several slots)
+      // A Cluster failing over: redirections ioredis did not follow (a pipeline over several slots), or followed
+      // until it gave up (a single command while the nodes disagree on a slot)
       "MOVED 6721 127.0.0.1:20437",
+      "Too many Cluster redirections. Last error: ReplyError: MOVED 9842 127.0.0.1:21922",
       "ASK 6721 127.0.0.1:20437",
       "TRYAGAIN Multiple keys request during rehashing of slot",
       "CLUSTERDOWN The cluster is down",
