@@ -11,7 +11,10 @@ import { ulid } from "ulid";
 export interface RedisServerOptions {
   /** e.g. "2mb": with `noeviction`, writes past it fail with OOM. */
   maxmemory?: string;
-  /** AOF `everysec`, so a restart keeps what was written. */
+  /**
+   * AOF with `appendfsync always`, so a restart, even after a SIGKILL, keeps every write Redis acknowledged (with
+   * `everysec` Redis replies while it postpones writing the AOF behind a slow background fsync, for up to 2 s).
+   */
   appendonly?: boolean;
   /** The port of a primary on loopback this server replicates (a redis-server binary is then required). */
   replicaOf?: number;
@@ -105,7 +108,7 @@ class OwnedRedis implements TestRedis {
     // A replica that (re)connects gets its copy at once rather than after the default 5 s wait for more replicas.
     args.push("--repl-diskless-sync-delay", "0");
     args.push("--appendonly", this.options.appendonly ? "yes" : "no");
-    if (this.options.appendonly) args.push("--appendfsync", "everysec");
+    if (this.options.appendonly) args.push("--appendfsync", "always");
     if (this.options.maxmemory) args.push("--maxmemory", this.options.maxmemory, "--maxmemory-policy", "noeviction");
     if (this.options.replicaOf !== undefined) args.push("--replicaof", "127.0.0.1", String(this.options.replicaOf));
     if (this.socketUrl) args.push("--unixsocket", new URL(this.socketUrl).pathname, "--unixsocketperm", "700");
