@@ -28,15 +28,26 @@ const { values, positionals } = parseArgs({
     sdk: { type: "string" },
   },
 });
-if (values.load !== "blocking" && values.load !== "accept") throw new Error(`--load is blocking or accept`);
+if (values.load !== "blocking" && values.load !== "accept") throw new Error("--load is blocking or accept");
 const loadName = values.load;
-const rounds = Number(values.rounds);
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds is a whole number of at least 1");
+
+/** A flag's whole number of at least 1, or undefined when the flag is absent. */
+function count(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} is a whole number of at least 1, not "${value}"`);
+  return n;
+}
+const rounds = count("rounds", values.rounds) ?? 3;
+const requests = count("requests", values.requests);
+const clients = count("clients", values.clients);
 
 const here = resolve(import.meta.dir, "../..");
 const checkouts = (positionals.length > 0 ? positionals : [`head=${here}`]).map((argument) => {
-  const [name, path] = argument.split("=", 2);
-  if (!name || !path) throw new Error(`"${argument}" is not name=path/to/checkout`);
+  const at = argument.indexOf("=");
+  const name = argument.slice(0, Math.max(at, 0));
+  const path = argument.slice(at + 1);
+  if (at < 1 || path === "") throw new Error(`"${argument}" is not name=path/to/checkout`);
   const root = resolve(path);
   if (!existsSync(`${root}/test/load/contenders.ts`)) throw new Error(`${root} holds no test/load/contenders.ts`);
   return { name, root };
@@ -83,8 +94,8 @@ async function checkoutEntry(name: string, root: string): Promise<Entry & { kill
     kind: "ours",
     load: {
       ...load,
-      ...(values.requests ? { maxRequests: Number(values.requests), maxSeconds: 60 } : {}),
-      ...(values.clients ? { concurrency: Number(values.clients) } : {}),
+      ...(requests === undefined ? {} : { maxRequests: requests, maxSeconds: 60 }),
+      ...(clients === undefined ? {} : { concurrency: clients }),
     },
     compare: (count, list, chosen) => contenders.compare(context, count, list, chosen),
     killAll: processes.killAll,
