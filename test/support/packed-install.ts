@@ -3,9 +3,9 @@
 // linked from this checkout's node_modules, which npm ci filled from the same lockfile. Only the closure of what the
 // package declares is linked: a module the package imports without declaring it does not resolve, as after npm install.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { tempDir } from "./temp-dir.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const CHECKOUT_MODULES = join(ROOT, "node_modules");
@@ -26,7 +26,7 @@ let packed: string | undefined;
 /** `npm pack` of this checkout (its prepack writes the type declarations), once per test process. */
 export function packTarball(): string {
   if (packed) return packed;
-  const destination = mkdtempSync(join(tmpdir(), "a2a-pack-"));
+  const destination = tempDir("a2a-pack-");
   const run = spawnSync("npm", ["pack", "--silent", "--pack-destination", destination], {
     cwd: ROOT,
     encoding: "utf8",

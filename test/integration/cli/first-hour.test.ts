@@ -3,10 +3,11 @@
 // a handler module that does not load, a profile whose handler nobody registers.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
+import { tempDir } from "../../support/temp-dir.ts";
 
 const CLI = join(import.meta.dir, "../../../src/cli.ts");
 
@@ -174,7 +175,7 @@ test("an unknown A2A_* variable is warned about, with the variable it most likel
 }, 30_000);
 
 test("a handler module that cannot be loaded stops work and start at once with its cause, in one line", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "a2a-broken-"));
+  const dir = tempDir("a2a-broken-");
   writeFileSync(join(dir, "broken.ts"), 'import { nothing } from "./missing-helper.ts";\nexport const x = nothing;\n');
   for (const args of [
     ["work", "--handlers", "./broken.ts"],
@@ -191,7 +192,7 @@ test("a handler module that cannot be loaded stops work and start at once with i
 }, 60_000);
 
 test("a profile whose handler no module registers is an error at start-up of work, start and sweep", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "a2a-unbound-"));
+  const dir = tempDir("a2a-unbound-");
   const config = join(dir, "config.json");
   const weather = {
     name: "weather",

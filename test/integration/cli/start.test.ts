@@ -3,10 +3,10 @@
 // Runs that crash their actor, more than the restart intensity, leave the installation serving.
 import { expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../support/redis.ts";
+import { tempDir } from "../../support/temp-dir.ts";
 
 const root = join(import.meta.dir, "../../..");
 
@@ -61,7 +61,7 @@ async function call(started: Started, profile: string, method: string, params: u
 const say = (messageId: string, text: string) => ({ message: { messageId, role: "ROLE_USER", parts: [{ text }] } });
 
 test("start brings up Redis, the gateway and actors, prints a demo key that works, and stops on SIGTERM", async () => {
-  const started = await startInstallation(mkdtempSync(join(tmpdir(), "a2a-start-")), { A2A_CONFIG: "" });
+  const started = await startInstallation(tempDir("a2a-start-"), { A2A_CONFIG: "" });
   const { child, exited } = started;
   try {
     expect(started.out()).toContain("started an embedded redis-server");
@@ -87,7 +87,7 @@ test("start brings up Redis, the gateway and actors, prints a demo key that work
 }, 60_000);
 
 test("under start, runs that crash their actor past the restart intensity leave the gateway serving", async () => {
-  const cwd = mkdtempSync(join(tmpdir(), "a2a-start-"));
+  const cwd = tempDir("a2a-start-");
   const profile = (name: string) => ({
     name,
     handler: name,

@@ -3,11 +3,10 @@
 // every connection of the installation (the gateway's, its journal tail's, the actors') is on the socket, none on TCP.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
 import { openStream } from "../../support/sse-client.ts";
+import { tempDir } from "../../support/temp-dir.ts";
 
 const root = join(import.meta.dir, "../../..");
 
@@ -21,7 +20,7 @@ let key = "";
 beforeAll(async () => {
   redis = await startRedis({ unixSocket: true });
   child = spawn(process.execPath, [join(root, "src/cli.ts"), "start", "--port", "0", "--actors", "1"], {
-    cwd: mkdtempSync(join(tmpdir(), "a2a-unix-")),
+    cwd: tempDir("a2a-unix-"),
     env: {
       ...process.env,
       A2A_REDIS_URL: redis.socketUrl,

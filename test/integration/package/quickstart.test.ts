@@ -5,8 +5,7 @@
 // packed-install.ts); port 8080 is a free port; the key is the one `start` printed; Redis is the test's.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { type Message, Role, type Task } from "@a2a-js/sdk";
 import {
@@ -17,6 +16,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { installTarball, packTarball } from "../../support/packed-install.ts";
 import { freePort, startRedis, type TestRedis, testPrefix } from "../../support/redis.ts";
+import { tempDir } from "../../support/temp-dir.ts";
 
 const ROOT = join(import.meta.dir, "../../..");
 const SECTION = "## Your own agent in five minutes";
@@ -76,7 +76,7 @@ test("the quick start's own agent: pack, install, init, start, then send and the
     A2A_LOG_LEVEL: "warn",
   };
   delete env.A2A_CONFIG;
-  let cwd = mkdtempSync(join(tmpdir(), "a2a-quickstart-"));
+  let cwd = tempDir("a2a-quickstart-");
   let lastOutput = "";
 
   const sh = (line: string) => {

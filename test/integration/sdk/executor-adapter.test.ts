@@ -3,8 +3,7 @@
 // streaming, resubscribe, input-required and cancel behave as the SDK's server would make them; a worker killed in
 // the middle of a streamed answer costs a retry, not the answer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { A2aClient } from "../../../src/client/index.ts";
 import { loadConfig } from "../../../src/config/index.ts";
@@ -12,6 +11,7 @@ import { type RunningGateway, startGateway } from "../../../src/gateway/index.ts
 import { createLogger } from "../../../src/log.ts";
 import type { Message, StreamResponse, Task } from "../../../src/protocol/index.ts";
 import { startRedis, type TestRedis } from "../../support/redis.ts";
+import { tempDir } from "../../support/temp-dir.ts";
 import {
   type CliProcess,
   cleanup,
@@ -53,7 +53,7 @@ const artifactText = (task: Task) =>
 
 beforeAll(async () => {
   server = await startRedis();
-  cancelLog = join(mkdtempSync(join(tmpdir(), "a2a-sdk-")), "cancels");
+  cancelLog = join(tempDir("a2a-sdk-"), "cancels");
   inst = await installation(server, {
     profiles: [profile("story"), profile("greeter")],
     env: { TEST_SDK_CANCEL_LOG: cancelLog, A2A_WORKER_METRICS_PORT: "0" },

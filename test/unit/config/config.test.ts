@@ -568,7 +568,7 @@ describe("derived values", () => {
 });
 
 test("a profile's inputSchema or outputSchema that is not a usable JSON Schema is a start-up error naming it", () => {
-  const dir = mkdtempSync(join(tmpdir(), "a2a-config-"));
+  const dir = mkdtempSync(join(tempDir, "a2a-config-"));
   const file = join(dir, "config.json");
   const profile = {
     name: "orders",
