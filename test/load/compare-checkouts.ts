@@ -52,6 +52,11 @@ const checkouts = (positionals.length > 0 ? positionals : [`head=${here}`]).map(
   if (!existsSync(`${root}/test/load/contenders.ts`)) throw new Error(`${root} holds no test/load/contenders.ts`);
   return { name, root };
 });
+if (new Set(checkouts.map(({ name }) => name)).size < checkouts.length) throw new Error("two checkouts share a name");
+const sdkRuntimes = (values.sdk?.split(",") ?? []).map((runtime) => {
+  if (runtime !== "bun" && runtime !== "node") throw new Error(`--sdk takes bun and node, not "${runtime}"`);
+  return runtime;
+});
 
 const server = await startRedis({ unixSocket: true });
 const admin = server.client();
@@ -112,10 +117,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 const first = entries[0];
 if (!first) throw new Error("no checkout to measure");
-if (values.sdk) {
+if (sdkRuntimes.length > 0) {
   const { sdkContender } = await import("./contenders.ts");
-  for (const runtime of values.sdk.split(",")) {
-    if (runtime !== "bun" && runtime !== "node") throw new Error(`--sdk takes bun and node, not "${runtime}"`);
+  for (const runtime of sdkRuntimes) {
     const contender = sdkContender(context, runtime, loadName === "blocking" ? "echo" : "immediate");
     entries.push({ ...first, contender, kind: "sdk" });
   }
